@@ -1,0 +1,3 @@
+"""sws: SimpleWikiSearch on Ray."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from sws.cli import main
+
+main()

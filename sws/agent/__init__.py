@@ -1,0 +1,41 @@
+"""One agent episode over any OpenAI-compatible endpoint (CONTRACT.md §6), and a scripted server to test it."""
+
+from sws.agent.episode import STOP_MAX_ROUNDS, STOP_SUBMITTED, AgentConfig, Episode, SearchAgent
+from sws.agent.family import model_family
+from sws.agent.history import compress_history
+from sws.agent.llm import LLMEndpoint, is_transient_llm_error
+from sws.agent.policies import HEURISTIC_MODEL, POLICIES, heuristic_answer
+from sws.agent.prompts import (
+    NUDGE_AFTER_EMPTY,
+    NUDGE_AFTER_TEXT,
+    round_budget_message,
+    system_prompt,
+)
+from sws.agent.scripted_server import Faults, ScriptedLLM, ScriptedLLMServer
+from sws.agent.tools import FatalToolError, ToolBox, ToolRunner, TransientToolError
+
+__all__ = [
+    "HEURISTIC_MODEL",
+    "NUDGE_AFTER_EMPTY",
+    "NUDGE_AFTER_TEXT",
+    "POLICIES",
+    "STOP_MAX_ROUNDS",
+    "STOP_SUBMITTED",
+    "AgentConfig",
+    "Episode",
+    "FatalToolError",
+    "Faults",
+    "LLMEndpoint",
+    "ScriptedLLM",
+    "ScriptedLLMServer",
+    "SearchAgent",
+    "ToolBox",
+    "ToolRunner",
+    "TransientToolError",
+    "compress_history",
+    "heuristic_answer",
+    "is_transient_llm_error",
+    "model_family",
+    "round_budget_message",
+    "system_prompt",
+]

@@ -1,0 +1,248 @@
+"""A scripted OpenAI-compatible chat-completions server over real HTTP, for tests, benchmarks and demos.
+
+``POST /v1/chat/completions`` answers with the OpenAI wire format (tool calls, finish reason, usage) from a
+policy in :mod:`sws.agent.policies`, picked by the request's ``model`` when it names one, else the server's
+default. Faults (5xx, 429, hangs past the client timeout, added latency) are injected at configured rates.
+Requests can be recorded for inspection. Run it in a background thread (:class:`ScriptedLLMServer`) or as a
+command: ``python -m sws.agent.scripted_server --policy heuristic --port 8000``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from sws.agent.policies import HEURISTIC_MODEL, POLICIES, Policy, Reply, Turn, scripted
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """Injected failures: each request draws once and fails with 5xx, hangs or gets 429 at these rates.
+
+    Args:
+        error_rate: share of requests answered 500/502/503 (in turn).
+        timeout_rate: share that sleep ``hang_s`` before answering (past a client's timeout).
+        rate_limit_rate: share answered 429.
+        latency_s: added to every answer.
+        hang_s: how long a hang lasts.
+        seed: seed of the draw.
+    """
+
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    rate_limit_rate: float = 0.0
+    latency_s: float = 0.0
+    hang_s: float = 30.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.error_rate + self.timeout_rate + self.rate_limit_rate > 1:
+            raise ValueError(f"fault rates add up to more than 1: {self}")
+
+
+class ScriptedLLM:
+    """The request handler: policy choice, faults, wire format and the request log.
+
+    Args:
+        policy: default policy name (a key of ``POLICIES``).
+        script: steps of a ``scripted`` policy; when given it is the default policy.
+        faults: injected failures.
+        record_requests: keep every request body in :attr:`requests`.
+        reasoning_content: add a ``reasoning_content`` field to replies (as SGLang's reasoning parser does).
+    """
+
+    def __init__(
+        self,
+        policy: str = "search_then_submit",
+        script: list[dict[str, Any]] | None = None,
+        faults: Faults | None = None,
+        record_requests: bool = True,
+        reasoning_content: bool = False,
+    ):
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+        self.policy_name = "scripted" if script else policy
+        self.default_policy: Policy = scripted(script) if script else POLICIES[policy]
+        self.faults = faults or Faults()
+        self.record_requests = record_requests
+        self.reasoning_content = reasoning_content
+        self.requests: list[dict[str, Any]] = []
+        self.stats: dict[str, int] = {"requests": 0, "errors": 0, "hangs": 0, "rate_limited": 0}
+        self._rng = random.Random(self.faults.seed)
+        self._ids = itertools.count()
+
+    async def handle(self, body: dict[str, Any]) -> JSONResponse:
+        self.stats["requests"] += 1
+        if self.record_requests:
+            self.requests.append(body)
+        f = self.faults
+        draw = self._rng.random()
+        if f.latency_s:
+            await asyncio.sleep(f.latency_s)
+        if draw < f.error_rate:
+            self.stats["errors"] += 1
+            status = (500, 502, 503)[self.stats["errors"] % 3]
+            return JSONResponse({"error": {"message": "injected fault", "type": "server_error"}}, status_code=status)
+        if draw < f.error_rate + f.timeout_rate:
+            self.stats["hangs"] += 1
+            await asyncio.sleep(f.hang_s)
+        elif draw < f.error_rate + f.timeout_rate + f.rate_limit_rate:
+            self.stats["rate_limited"] += 1
+            return JSONResponse({"error": {"message": "injected rate limit", "type": "rate_limit"}}, status_code=429)
+        return JSONResponse(self.completion(body))
+
+    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The chat.completion object for a request."""
+        model = str(body.get("model", ""))
+        policy = POLICIES["heuristic"] if model == HEURISTIC_MODEL else POLICIES.get(model, self.default_policy)
+        if policy is POLICIES["heuristic"]:
+            model = HEURISTIC_MODEL
+        turn = Turn(list(body.get("messages") or []), body.get("seed"))
+        reply = policy(turn)
+        n = next(self._ids)
+        message = _message(reply, f"{turn.seed if turn.seed is not None else 'n'}_{n}")
+        if self.reasoning_content:
+            message["reasoning_content"] = f"scripted reasoning for round {turn.round}"
+        prompt_tokens = sum(len(str(m.get("content") or "")) for m in turn.messages) // 4 + 1
+        completion_tokens = (len(reply.content or "") + sum(len(a) + len(nm) for nm, a in reply.tool_calls)) // 4 + 1
+        return {
+            "id": f"chatcmpl-scripted-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": f"sws-scripted-{self.policy_name}",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+def _message(reply: Reply, call_prefix: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{call_prefix}_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+            for i, (name, args) in enumerate(reply.tool_calls)
+        ]
+    return message
+
+
+def create_app(llm: ScriptedLLM) -> FastAPI:
+    """The FastAPI app serving ``llm``."""
+    app = FastAPI(title="sws scripted LLM", docs_url=None, redoc_url=None)
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> JSONResponse:
+        return await llm.handle(await request.json())
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        names = [*POLICIES, HEURISTIC_MODEL]
+        return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "sws-scripted"} for n in names]}
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
+
+
+class ScriptedLLMServer:
+    """Serves a :class:`ScriptedLLM` on 127.0.0.1 (a free port unless given) from a background thread.
+
+    Use as a context manager, or call :meth:`start` / :meth:`stop`. Keyword arguments go to
+    :class:`ScriptedLLM`; :attr:`requests` is its request log.
+    """
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", **llm_kwargs: Any):
+        self.llm = ScriptedLLM(**llm_kwargs)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self.host, self.port = self._socket.getsockname()[:2]
+        config = uvicorn.Config(
+            create_app(self.llm), log_level="warning", lifespan="off", timeout_graceful_shutdown=1, backlog=4096
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The OpenAI base URL (``http://127.0.0.1:PORT/v1``)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.llm.requests
+
+    def start(self, timeout: float = 10.0) -> ScriptedLLMServer:
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="scripted-llm", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError(f"scripted LLM server did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._socket.close()
+
+    def __enter__(self) -> ScriptedLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--policy", type=click.Choice(list(POLICIES)), default="heuristic", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True, help="0 picks a free port.")
+@click.option("--error-rate", type=float, default=0.0, show_default=True, help="Share of requests answered 5xx.")
+@click.option("--timeout-rate", type=float, default=0.0, show_default=True, help="Share of requests that hang.")
+@click.option("--rate-limit-rate", type=float, default=0.0, show_default=True, help="Share answered 429.")
+@click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds added to every answer.")
+@click.option("--hang", type=float, default=30.0, show_default=True, help="Seconds a hang lasts.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fault draws.")
+def main(policy, host, port, error_rate, timeout_rate, rate_limit_rate, latency, hang, seed) -> None:
+    """Serve a scripted OpenAI-compatible LLM (no model weights; the heuristic policy is a no-LLM baseline)."""
+    faults = Faults(error_rate, timeout_rate, rate_limit_rate, latency, hang, seed)
+    server = ScriptedLLMServer(port=port, host=host, policy=policy, faults=faults, record_requests=False)
+    server.start()
+    click.echo(f"scripted LLM ({policy}) at {server.url}  (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

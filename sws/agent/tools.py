@@ -1,0 +1,123 @@
+"""Running one tool call of the model (CONTRACT.md §3, §6.6): submit locally, the rest through a tools object.
+
+Observation strings (submit result, error observation) come from ``sws.env``, shared with ``WikiTools``.
+
+Errors split three ways. Transient ones (HTTP 429/502/503/504, transport errors and timeouts,
+:class:`TransientToolError`) are retried with jittered exponential backoff and become fatal when they outlast
+the retries. Fatal ones (:class:`FatalToolError`, HTTP >= 500) abort the episode. Everything else (bad
+arguments, 4xx, unknown tools) becomes the JSON error observation the model sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+from concurrent.futures import Executor
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from sws.env import error_observation, parse_arguments, submit_observation
+
+SUBMIT_TOOL = "submit_answer"
+_RETRY_STATUS = {429, 502, 503, 504}
+
+
+class FatalToolError(RuntimeError):
+    """A tool failure the model cannot fix (the service is down); the episode is aborted and recorded."""
+
+
+class TransientToolError(RuntimeError):
+    """A tool failure worth retrying (overload, a lost connection); raise it from a transport to get backoff."""
+
+
+@runtime_checkable
+class ToolBox(Protocol):
+    """What the loop needs from the tools: ``sws.env.WikiTools`` or an HTTP / Ray-handle client of it."""
+
+    def call_tool(self, name: str, arguments_json: str) -> str:
+        """The observation string for one call; raises on failure (see the module docstring)."""
+
+
+def is_transient_tool_error(exc: BaseException) -> bool:
+    if isinstance(exc, (TransientToolError, TimeoutError, httpx.TransportError)):
+        return True
+    return isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in _RETRY_STATUS
+
+
+def _is_fatal(exc: BaseException) -> bool:
+    if isinstance(exc, (FatalToolError, httpx.TransportError, TransientToolError, TimeoutError)):
+        return True
+    return isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code >= 500
+
+
+class ToolRunner:
+    """Runs the model's tool calls against a :class:`ToolBox`, with retries and a per-call timeout.
+
+    A tools object may also offer ``async acall_tool(name, arguments_json)``; it is awaited instead of running
+    ``call_tool`` in a thread.
+
+    Args:
+        tools: the tools object.
+        tool_names: names the model may call (others give ``Unknown tool: X``).
+        timeout: seconds per attempt.
+        max_attempts: attempts per call for transient errors, the first included.
+        backoff_s: base of the full-jitter exponential backoff.
+        backoff_max_s: cap of one wait.
+        executor: thread pool for sync ``call_tool``; None means the event loop's default.
+    """
+
+    def __init__(
+        self,
+        tools: ToolBox,
+        tool_names: Collection[str],
+        timeout: float = 180.0,
+        max_attempts: int = 4,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 10.0,
+        executor: Executor | None = None,
+    ):
+        self.tools = tools
+        self.tool_names = frozenset(tool_names)
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self._wait = wait_random_exponential(multiplier=backoff_s, max=backoff_max_s)
+        self._executor = executor
+        self._acall = getattr(tools, "acall_tool", None)
+
+    async def run(self, name: str, arguments_json: str) -> str:
+        """The observation for one call (an error observation when the model got something wrong).
+
+        Raises:
+            FatalToolError: the tool service failed in a way the model cannot fix.
+        """
+        try:
+            if name not in self.tool_names:
+                raise ValueError(f"Unknown tool: {name}")
+            if name == SUBMIT_TOOL:
+                return submit_observation(parse_arguments(arguments_json).get("answer"))
+            output = await self._call_with_retries(name, arguments_json)
+            return output if isinstance(output, str) else str(output or "")
+        except Exception as exc:
+            if _is_fatal(exc):
+                raise FatalToolError(f"{name}: {type(exc).__name__}: {exc}") from exc
+            return error_observation(name, arguments_json, exc)
+
+    async def _call_with_retries(self, name: str, arguments_json: str) -> str:
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(is_transient_tool_error),
+            wait=self._wait,
+            stop=stop_after_attempt(self.max_attempts),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                output = await asyncio.wait_for(self._call(name, arguments_json), self.timeout)
+        return output
+
+    async def _call(self, name: str, arguments_json: str) -> Any:
+        if self._acall is not None:
+            return await self._acall(name, arguments_json)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self.tools.call_tool, name, arguments_json)

@@ -1,0 +1,28 @@
+"""The ``sws`` command.
+
+\b
+Examples:
+  sws quickstart                                  # the whole chain on the bundled sample
+  sws build corpus --dump enwiki.xml.bz2 --out corpus/ chunk.target_tokens=1024
+  sws -h
+"""
+
+import click
+
+from sws import __version__
+from sws.cli.build import build
+from sws.cli.quickstart import quickstart
+
+
+@click.group(help=__doc__, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sws")
+def cli() -> None:
+    pass
+
+
+cli.add_command(build)
+cli.add_command(quickstart)
+
+
+def main() -> None:
+    cli()

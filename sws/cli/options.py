@@ -1,0 +1,24 @@
+"""Option decorators shared by the subcommands, so flags read the same everywhere."""
+
+import click
+
+from sws.config import SwsConfig, load_config
+
+config_option = click.option(
+    "--config",
+    "-c",
+    "profile",
+    default="local",
+    show_default=True,
+    envvar="SWS_CONFIG",
+    help="Config profile name (local, paper) or a YAML path.",
+)
+overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")
+
+
+def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:
+    """Load the config, turning a bad profile or override into a one-line usage error."""
+    try:
+        return load_config(profile, overrides)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc

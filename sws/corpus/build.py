@@ -1,0 +1,165 @@
+"""The corpus build: plan the dump into shards, build the missing ones on Ray Data, write the manifest.
+
+Re-running on the same output directory resumes: shards whose stats file exists are skipped. A directory
+planned with other inputs or another config is refused rather than mixed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from tqdm import tqdm
+
+from sws.corpus.dump import DumpError, DumpUnit, plan_units
+from sws.corpus.shard import CorpusShardBuilder, stats_path, write_atomically
+from sws.manifest import describe_input, fingerprint, versions
+
+
+class CorpusBuildError(RuntimeError):
+    """The build cannot start or cannot go on (bad inputs, a directory of another build)."""
+
+
+def _plan(out_dir: Path, dumps: list[str], index_paths: list[str], options: dict, streams_per_shard: int) -> dict:
+    try:
+        units = plan_units(dumps, index_paths, streams_per_shard)
+    except DumpError as exc:
+        raise CorpusBuildError(str(exc)) from exc
+    plan_path = out_dir / "_plan.json"
+    previous = json.loads(plan_path.read_text()) if plan_path.is_file() else None
+    if previous and _same_files(previous["inputs"], dumps + index_paths):
+        inputs = previous["inputs"]  # checksums of unchanged files are not recomputed on resume
+    else:
+        inputs = [describe_input(p) for p in dumps + index_paths]
+    plan = {
+        "inputs": inputs,
+        "options": options,
+        "units": [[u.path, u.start, u.end] for u in units],
+        "fingerprint": fingerprint([i["sha256"] for i in inputs], options, streams_per_shard),
+    }
+    if previous and previous["fingerprint"] != plan["fingerprint"]:
+        raise CorpusBuildError(
+            f"{out_dir} holds a corpus built from other inputs or another config "
+            f"(fingerprint {previous['fingerprint']} != {plan['fingerprint']}); use a new --out directory"
+        )
+    write_atomically(plan_path, lambda tmp: tmp.write_text(json.dumps(plan, indent=1)))
+    return plan
+
+
+def _same_files(recorded: list[dict], paths: list[str]) -> bool:
+    if len(recorded) != len(paths):
+        return False
+    return all(
+        r["path"] == str(Path(p).resolve()) and r["bytes"] == Path(p).stat().st_size for r, p in zip(recorded, paths)
+    )
+
+
+def build_corpus(
+    dumps: list[str],
+    out_dir: str | Path,
+    *,
+    clean: dict,
+    chunk: dict,
+    index_paths: list[str] = (),
+    streams_per_shard: int = 20,
+    workers: int | None = None,
+    progress: bool = True,
+) -> dict:
+    """Build (or resume) the corpus of ``dumps`` in ``out_dir`` on the running Ray; returns the manifest.
+
+    Args:
+        dumps: dump files (.xml, .xml.bz2, multistream .xml.bz2).
+        out_dir: output directory.
+        clean: :class:`~sws.config.CleanConfig` fields.
+        chunk: :class:`~sws.config.ChunkConfig` fields.
+        index_paths: multistream indexes, paired with ``dumps`` by position.
+        streams_per_shard: bz2 streams per work unit of a multistream dump.
+        workers: actor-pool size (None: the cluster's CPU count).
+        progress: show a progress bar.
+    """
+    import ray
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    options = {"clean": dict(clean), "chunk": dict(chunk)}
+    started = time.time()
+    plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard)
+    units = [DumpUnit(p, s, e) for p, s, e in plan["units"]]
+    pending = [i for i in range(len(units)) if not stats_path(out_dir, i).is_file()]
+    if pending:
+        size = workers or max(1, min(len(pending), int(ray.cluster_resources().get("CPU", 1))))
+        items = [{"shard": i, "path": units[i].path, "start": units[i].start, "end": units[i].end} for i in pending]
+        dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
+            _ShardActor,
+            fn_constructor_kwargs={"out_dir": str(out_dir), "clean": options["clean"], "chunk": options["chunk"]},
+            batch_size=1,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=size),
+            num_cpus=1,
+        )
+        bar = tqdm(total=len(units), initial=len(units) - len(pending), unit="shard", disable=not progress)
+        articles = 0
+        for row in dataset.iter_rows():
+            articles += row["articles"]
+            bar.set_postfix(articles=articles)
+            bar.update()
+        bar.close()
+    return _write_manifest(out_dir, plan, units, time.time() - started)
+
+
+class _ShardActor:
+    """Ray Data stateful transform: one :class:`CorpusShardBuilder` per actor (tokenizer loaded once)."""
+
+    def __init__(self, out_dir: str, clean: dict, chunk: dict) -> None:
+        self.builder = CorpusShardBuilder.from_options(out_dir, clean, chunk)
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        out = []
+        for row in batch.to_pylist():
+            stats = self.builder.build(row["shard"], DumpUnit(row["path"], row["start"], row["end"]))
+            out.append({"shard": row["shard"], "articles": stats["counts"].get("articles", 0)})
+        return pa.Table.from_pylist(out)
+
+
+def _write_manifest(out_dir: Path, plan: dict, units: list[DumpUnit], seconds: float) -> dict:
+    shard_stats = [json.loads(stats_path(out_dir, i).read_text()) for i in range(len(units))]
+    counts: Counter = Counter()
+    for stats in shard_stats:
+        counts.update(stats["counts"])
+    skipped = {k.removeprefix("skipped_"): v for k, v in sorted(counts.items()) if k.startswith("skipped_")}
+    accounted = counts["articles"] + counts["redirects"] + counts["other_namespace"] + sum(skipped.values())
+    errors = [{"unit": s["unit"], "error": s["input_error"]} for s in shard_stats if s["input_error"]]
+    manifest = {
+        "kind": "sws-corpus",
+        "fingerprint": plan["fingerprint"],
+        "complete": not errors and accounted == counts["pages"],
+        "inputs": plan["inputs"],
+        "config": plan["options"],
+        "shards": len(units),
+        "counts": {
+            "pages": counts["pages"],
+            "articles": counts["articles"],
+            "redirects": counts["redirects"],
+            "other_namespace": counts["other_namespace"],
+            "skipped": skipped,
+            "disambiguation_kept": counts["disambiguation"],
+            "plaintext_fallback": counts["plaintext_fallback"],
+            "chunks": counts["chunks"],
+            "tokens": counts["tokens"],
+            "chunks_below_band": counts["chunks_below_band"],
+            "chunks_above_band": counts["chunks_above_band"],
+            "invalid_utf8_replacements": counts["invalid_utf8_replacements"],
+            "input_bytes": counts["input_bytes"],
+            "wikitext_chars": counts["wikitext_chars"],
+        },
+        "reconciled": accounted == counts["pages"],
+        "input_errors": errors,
+        "durations": {"wall_s": round(seconds, 3), "shard_s": round(sum(s["seconds"] for s in shard_stats), 3)},
+        "versions": versions(),
+    }
+    write_atomically(out_dir / "manifest.json", lambda tmp: tmp.write_text(json.dumps(manifest, indent=1)))
+    return manifest

@@ -1,0 +1,265 @@
+"""Streaming MediaWiki XML dump reading: plain ``.xml``, ``.xml.bz2`` and byte ranges of multistream dumps.
+
+Nothing holds a whole dump in memory: files are parsed with lxml's ``iterparse`` as they decompress, and a
+multistream dump is cut into work units of consecutive bz2 streams (from its ``-index.txt.bz2``) that
+independent workers read in parallel.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import io
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+from sws.corpus.pages import Page, redirect_target
+
+
+class DumpError(ValueError):
+    """A dump input that cannot be read at all (missing file, unknown format, bad index)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DumpUnit:
+    """One unit of parallel work: a whole dump file, or bytes ``[start, end)`` of a multistream dump.
+
+    Args:
+        path: the dump file.
+        start: first byte of the unit's first bz2 stream (multistream only).
+        end: first byte after the unit's last stream (multistream only).
+    """
+
+    path: str
+    start: int | None = None
+    end: int | None = None
+
+    @property
+    def label(self) -> str:
+        name = Path(self.path).name
+        return name if self.start is None else f"{name}[{self.start}:{self.end}]"
+
+
+def multistream_offsets(index_path: str | os.PathLike) -> list[int]:
+    """The sorted distinct stream offsets listed in a multistream ``offset:page_id:title`` index."""
+    offsets: set[int] = set()
+    opener = bz2.open if str(index_path).endswith(".bz2") else open
+    try:
+        with opener(index_path, "rt", encoding="utf-8") as lines:
+            for n, line in enumerate(lines, 1):
+                head = line.split(":", 1)[0]
+                if not head.isdigit():
+                    raise DumpError(f"{index_path}: line {n} is not 'offset:page_id:title': {line[:80]!r}")
+                offsets.add(int(head))
+    except (OSError, EOFError) as exc:
+        raise DumpError(f"cannot read multistream index {index_path}: {exc}") from exc
+    if not offsets:
+        raise DumpError(f"multistream index {index_path} lists no streams")
+    return sorted(offsets)
+
+
+def plan_units(
+    paths: Iterable[str], index_paths: Iterable[str] = (), streams_per_shard: int = 20
+) -> list[DumpUnit]:
+    """Cut the inputs into work units: one per file, or groups of ``streams_per_shard`` streams per multistream.
+
+    ``index_paths`` pairs with ``paths`` by position; a file without an index is one unit.
+    """
+    paths, index_paths = list(paths), list(index_paths)
+    if len(index_paths) > len(paths):
+        raise DumpError(f"{len(index_paths)} multistream indexes given for {len(paths)} dump files")
+    if streams_per_shard < 1:
+        raise DumpError(f"streams_per_shard must be >= 1, got {streams_per_shard}")
+    units: list[DumpUnit] = []
+    for i, path in enumerate(paths):
+        if not os.path.isfile(path):
+            raise DumpError(f"dump file not found: {path}")
+        if i >= len(index_paths) or not index_paths[i]:
+            units.append(DumpUnit(str(path)))
+            continue
+        offsets = multistream_offsets(index_paths[i])
+        size = os.path.getsize(path)
+        if offsets[-1] >= size:
+            raise DumpError(f"index {index_paths[i]} points past the end of {path} ({offsets[-1]} >= {size})")
+        starts = offsets[::streams_per_shard]
+        ends = starts[1:] + [size]
+        units.extend(DumpUnit(str(path), s, e) for s, e in zip(starts, ends))
+    return units
+
+
+class _ByteChunks(io.RawIOBase):
+    """A read-only file over an iterator of byte chunks."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._buffer = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        while not self._buffer:
+            self._buffer = next(self._chunks, b"")
+            if not self._buffer:
+                return 0
+        n = min(len(target), len(self._buffer))
+        target[:n] = self._buffer[:n]
+        self._buffer = self._buffer[n:]
+        return n
+
+
+class WikiDumpReader:
+    """Streams the pages of one :class:`DumpUnit`.
+
+    Reading never raises on bad input: a truncated or malformed dump stops the stream and leaves the reason in
+    :attr:`error`; invalid UTF-8 is replaced by U+FFFD and counted in :attr:`invalid_utf8`.
+
+    Args:
+        unit: the file or byte range to read.
+        block_size: bytes read per step.
+    """
+
+    def __init__(self, unit: DumpUnit, block_size: int = 1 << 20) -> None:
+        self.unit = unit
+        self.block_size = block_size
+        self.error: str | None = None
+        self.invalid_utf8 = 0
+        self.pages_started = 0  # <page> elements opened
+        self.pages_malformed = 0  # closed but without a usable id or title
+        self.bytes_read = 0
+
+    def pages(self) -> Iterator[Page]:
+        try:
+            source = io.BufferedReader(_ByteChunks(self._repaired(self._raw_chunks())), self.block_size)
+            parser = etree.iterparse(
+                source, events=("start", "end"), tag="{*}page", huge_tree=True, resolve_entities=False
+            )
+            for event, elem in parser:
+                if event == "start":
+                    self.pages_started += 1
+                    continue
+                page = _page_from_element(elem)
+                elem.clear()
+                parent = elem.getparent()
+                while parent is not None and elem.getprevious() is not None:
+                    del parent[0]
+                if page is None:
+                    self.pages_malformed += 1
+                    continue
+                yield page
+        except etree.XMLSyntaxError as exc:
+            self.error = f"malformed or truncated XML in {self.unit.label}: {exc.msg}"
+        except (EOFError, OSError, ValueError) as exc:
+            self.error = f"unreadable data in {self.unit.label}: {exc}"
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        unit = self.unit
+        if unit.start is None:
+            opener = bz2.open if unit.path.endswith(".bz2") else open
+            with opener(unit.path, "rb") as raw:
+                while block := raw.read(self.block_size):
+                    self.bytes_read += len(block)
+                    yield block
+            return
+        yield b"<mediawiki>"
+        yield from _strip_dump_envelope(self._decompressed_range())
+        yield b"</mediawiki>"
+
+    def _decompressed_range(self) -> Iterator[bytes]:
+        with open(self.unit.path, "rb") as raw:
+            raw.seek(self.unit.start)
+            remaining = self.unit.end - self.unit.start
+            decompressor = bz2.BZ2Decompressor()
+            while remaining > 0:
+                block = raw.read(min(self.block_size, remaining))
+                if not block:
+                    raise EOFError("file ended inside a multistream range")
+                remaining -= len(block)
+                self.bytes_read += len(block)
+                while block:
+                    if decompressor.eof:
+                        decompressor = bz2.BZ2Decompressor()
+                    yield decompressor.decompress(block)
+                    block = decompressor.unused_data if decompressor.eof else b""
+            if not decompressor.eof:
+                raise EOFError("compressed range ended inside a bz2 stream")
+
+    def _repaired(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
+        for final, chunk in _with_last(chunks):
+            try:
+                text = decoder.decode(chunk, final=final)
+            except UnicodeDecodeError:
+                decoder.reset()
+                lenient = chunk.decode("utf-8", errors="replace")
+                self.invalid_utf8 += lenient.count("\ufffd") - chunk.count("\ufffd".encode())
+                text = lenient
+            yield text.encode("utf-8")
+
+
+def _with_last(items: Iterator[bytes]) -> Iterator[tuple[bool, bytes]]:
+    previous = None
+    for item in items:
+        if previous is not None:
+            yield False, previous
+        previous = item
+    yield True, previous if previous is not None else b""
+
+
+def _strip_dump_envelope(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Drop the ``<mediawiki><siteinfo>…`` header and the ``</mediawiki>`` trailer from a range's streams."""
+    head = b""
+    for chunk in chunks:
+        if head is not None:
+            head += chunk
+            if b"<page" not in head and b"</mediawiki" not in head and len(head) < 1 << 22:
+                continue
+            if b"<mediawiki" in head[:4096]:
+                cut = head.find(b"<page")
+                head = head[cut:] if cut >= 0 else b""
+            chunk, head = head, None
+        yield chunk.replace(b"</mediawiki>", b"")
+    if head:
+        yield head.replace(b"</mediawiki>", b"")
+
+
+def _child_text(elem, name: str) -> str | None:
+    for child in elem:
+        if etree.QName(child).localname == name:
+            return child.text or ""
+    return None
+
+
+def _child(elem, name: str):
+    for child in elem:
+        if etree.QName(child).localname == name:
+            return child
+    return None
+
+
+def _page_from_element(elem) -> Page | None:
+    title, page_id, ns = _child_text(elem, "title"), _child_text(elem, "id"), _child_text(elem, "ns")
+    if title is None or page_id is None or not page_id.strip().isdigit():
+        return None
+    revision = _child(elem, "revision")
+    text = revision_id = timestamp = None
+    if revision is not None:
+        text = _child_text(revision, "text")
+        rid = _child_text(revision, "id")
+        revision_id = int(rid) if rid and rid.strip().isdigit() else None
+        timestamp = _child_text(revision, "timestamp")
+    redirect = _child(elem, "redirect")
+    text = text or ""
+    return Page(
+        page_id=int(page_id),
+        title=title,
+        ns=int(ns) if ns and ns.strip().lstrip("-").isdigit() else 0,
+        redirect_to=redirect_target(redirect.get("title") if redirect is not None else None, text),
+        revision_id=revision_id,
+        timestamp=timestamp,
+        text=text,
+    )

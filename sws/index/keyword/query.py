@@ -1,0 +1,69 @@
+"""User query text -> a Tantivy query that never raises.
+
+Plain words and balanced ``"quoted phrases"`` are honoured; every other query-syntax character
+(``+ - : ^ ( ) [ ] { } ! ~ * AND OR NOT``...) is plain text (CONTRACT Part 1, 2). The query is
+built from Tantivy's own parts instead of through its parser, with the parser's semantics for
+escaped text: each whitespace-separated word is analysed like the indexed text; one token makes a
+term query, several (``state-of-the-art``) a phrase; every term and phrase is searched in each field
+with that field's boost, and all clauses are OR-ed, so BM25 scores equal the parser's. Repeated
+terms become one clause with a multiplied boost (the same score, far fewer clauses).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import tantivy
+
+_QUOTED = re.compile(r'"([^"]*)"')
+Leaf = tuple[tuple[int, str], ...]  # (position, token) pairs; one pair is a term, more a phrase
+
+
+def split_query(query: str) -> list[tuple[str, bool]]:
+    """``(text, is_phrase)`` parts in order; an unbalanced quote is plain text."""
+    parts, end = [], 0
+    for match in _QUOTED.finditer(query):
+        parts.append((query[end : match.start()], False))
+        parts.append((match.group(1), True))
+        end = match.end()
+    parts.append((query[end:], False))
+    return [(text, phrase) for text, phrase in parts if text.strip()]
+
+
+def _leaf(analyzer: tantivy.TextAnalyzer, text: str) -> Leaf:
+    tokens = analyzer.pre_tokenize(text).tokens
+    if not tokens:
+        return ()
+    first = tokens[0].position
+    return tuple((t.position - first, t.text) for t in tokens)
+
+
+def query_leaves(analyzer: tantivy.TextAnalyzer, query: str, max_leaves: int) -> Counter[Leaf]:
+    """Distinct terms/phrases with their counts, at most ``max_leaves`` distinct ones (first come)."""
+    leaves: Counter[Leaf] = Counter()
+    for text, phrase in split_query(query):
+        for leaf in [_leaf(analyzer, text)] if phrase else [_leaf(analyzer, w) for w in text.split()]:
+            if leaf and (leaf in leaves or len(leaves) < max_leaves):
+                leaves[leaf] += 1
+    return leaves
+
+
+def build_query(
+    schema: tantivy.Schema,
+    analyzer: tantivy.TextAnalyzer,
+    query: str,
+    field_boosts: dict[str, float],
+    max_leaves: int = 1024,
+) -> tantivy.Query | None:
+    """The OR of every term/phrase over every field (None when the query has no tokens)."""
+    clauses = []
+    for leaf, count in query_leaves(analyzer, query, max_leaves).items():
+        for field, boost in field_boosts.items():
+            if len(leaf) == 1:
+                sub = tantivy.Query.term_query(schema, field, leaf[0][1])
+            else:
+                sub = tantivy.Query.phrase_query(schema, field, [(pos, tok) for pos, tok in leaf])
+            weight = boost * count
+            clauses.append((tantivy.Occur.Should, sub if weight == 1.0 else tantivy.Query.boost_query(sub, weight)))
+    return tantivy.Query.boolean_query(clauses) if clauses else None

@@ -1,0 +1,48 @@
+"""Manifests: what every stage writes beside its outputs (inputs with checksums, config, counts, versions)
+and the fingerprint that identifies the result."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+
+VERSIONED_PACKAGES = ("sws", "ray", "pyarrow", "lxml", "tiktoken", "tokenizers", "tantivy", "faiss-cpu", "torch")
+
+
+def file_sha256(path: str | Path, block: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(block):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def describe_input(path: str | Path) -> dict:
+    path = Path(path)
+    return {"path": str(path.resolve()), "name": path.name, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def fingerprint(*parts) -> str:
+    """A short stable hash of JSON-serialisable parts (sorted keys)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def read_manifest(directory: str | Path) -> dict:
+    path = Path(directory) / "manifest.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no manifest.json in {directory}: not a finished sws output directory")
+    return json.loads(path.read_text())
