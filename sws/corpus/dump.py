@@ -158,26 +158,29 @@ class WikiDumpReader:
 
     def _raw_chunks(self) -> Iterator[bytes]:
         unit = self.unit
-        if unit.start is None:
-            opener = bz2.open if unit.path.endswith(".bz2") else open
-            with opener(unit.path, "rb") as raw:
+        if unit.start is not None:
+            yield b"<mediawiki>"
+            yield from _strip_dump_envelope(self._decompressed(unit.start, unit.end))
+            yield b"</mediawiki>"
+        elif unit.path.endswith(".bz2"):
+            yield from self._decompressed(0, os.path.getsize(unit.path))
+        else:
+            with open(unit.path, "rb") as raw:
                 while block := raw.read(self.block_size):
                     self.bytes_read += len(block)
                     yield block
-            return
-        yield b"<mediawiki>"
-        yield from _strip_dump_envelope(self._decompressed_range())
-        yield b"</mediawiki>"
 
-    def _decompressed_range(self) -> Iterator[bytes]:
+    def _decompressed(self, start: int, end: int) -> Iterator[bytes]:
+        """Decompress bytes ``[start, end)`` of a bz2 file (one or many concatenated streams) as they come, so
+        a cut file still yields everything before the cut."""
         with open(self.unit.path, "rb") as raw:
-            raw.seek(self.unit.start)
-            remaining = self.unit.end - self.unit.start
+            raw.seek(start)
+            remaining = end - start
             decompressor = bz2.BZ2Decompressor()
             while remaining > 0:
                 block = raw.read(min(self.block_size, remaining))
                 if not block:
-                    raise EOFError("file ended inside a multistream range")
+                    raise EOFError("file ended inside the range to read")
                 remaining -= len(block)
                 self.bytes_read += len(block)
                 while block:
@@ -186,28 +189,25 @@ class WikiDumpReader:
                     yield decompressor.decompress(block)
                     block = decompressor.unused_data if decompressor.eof else b""
             if not decompressor.eof:
-                raise EOFError("compressed range ended inside a bz2 stream")
+                raise EOFError("compressed data ended inside a bz2 stream (truncated file?)")
 
     def _repaired(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """Re-encode the byte stream as valid UTF-8, replacing (and counting) invalid sequences."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
-        for final, chunk in _with_last(chunks):
+        for chunk in chunks:
             try:
-                text = decoder.decode(chunk, final=final)
+                text = decoder.decode(chunk)
             except UnicodeDecodeError:
+                pending = decoder.getstate()[0]
                 decoder.reset()
-                lenient = chunk.decode("utf-8", errors="replace")
-                self.invalid_utf8 += lenient.count("\ufffd") - chunk.count("\ufffd".encode())
-                text = lenient
+                data = pending + chunk
+                text = data.decode("utf-8", errors="replace")
+                self.invalid_utf8 += text.count("\ufffd") - data.decode("utf-8", "ignore").count("\ufffd")
             yield text.encode("utf-8")
-
-
-def _with_last(items: Iterator[bytes]) -> Iterator[tuple[bool, bytes]]:
-    previous = None
-    for item in items:
-        if previous is not None:
-            yield False, previous
-        previous = item
-    yield True, previous if previous is not None else b""
+        tail = decoder.getstate()[0]
+        if tail:
+            self.invalid_utf8 += 1
+            yield "\ufffd".encode()
 
 
 def _strip_dump_envelope(chunks: Iterator[bytes]) -> Iterator[bytes]:

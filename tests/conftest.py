@@ -1,0 +1,37 @@
+"""Shared fixtures: real dump samples, an isolated SWS_HOME, and one local Ray per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+SAMPLE = Path(__file__).parent.parent / "sws" / "data" / "enwiki-sample.xml.bz2"
+WIKI_SAMPLES = sorted(
+    [p for p in DATA.iterdir() if p.name.endswith((".xml", ".xml.bz2")) and not p.name.startswith("_")] + [SAMPLE]
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SWS_HOME", str(tmp_path_factory.mktemp("sws-home")))
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray (2 CPUs, no dashboard) shared by the session, shut down at the end."""
+    import ray
+
+    from sws.raykit import init_ray
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    init_ray(num_cpus=2)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def wiki_samples() -> list[Path]:
+    return WIKI_SAMPLES

@@ -1,0 +1,134 @@
+"""Dump reading: every sample format, multistream ranges, and bad input ending as a recorded error."""
+
+import bz2
+import random
+from collections import Counter
+
+import pytest
+
+from sws.corpus.dump import DumpError, DumpUnit, WikiDumpReader, plan_units
+from sws.corpus.multistream import pack_multistream
+from tests.corpus.helpers import dump_xml, page_xml
+
+EXPECTED = {  # pages, redirects (<redirect> elements or #REDIRECT text), other namespaces; None: not pinned
+    "camchenry_enwiki-10k.xml.bz2": (196, 97, None),
+    "camchenry_enwiki-articles-partial.xml": (11, 4, None),
+    "camchenry_simplewiki.xml": (7, 0, None),
+    "dumpster-dive_tinywiki-pages-articles.xml": (8, 1, 0),
+    "gensim_enwiki-table-markup.xml.bz2": (5, 0, 0),
+    "wikipedia2vec_enwiki-pages-articles-sample.xml.bz2": (3, 1, 0),
+    "enwiki-sample.xml.bz2": (206, 100, 1),
+}
+
+
+def _raw_page_count(path):
+    opener = bz2.open if path.name.endswith(".bz2") else open
+    with opener(path, "rb") as f:
+        return f.read().count(b"<page>")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_samples_read_completely(name, wiki_samples):
+    path = next(p for p in wiki_samples if p.name == name)
+    reader = WikiDumpReader(DumpUnit(str(path)))
+    pages = list(reader.pages())
+    n_pages, n_redirects, n_other = EXPECTED[name]
+    assert reader.error is None
+    assert (len(pages), reader.pages_started) == (n_pages, n_pages)
+    assert n_pages == _raw_page_count(path)
+    assert sum(p.redirect_to is not None for p in pages) == n_redirects
+    if n_other is not None:
+        assert sum(p.ns != 0 for p in pages) == n_other
+    assert all(p.title and p.revision_id and p.timestamp for p in pages)
+
+
+def test_redirect_targets_and_disambiguation(wiki_samples):
+    path = next(p for p in wiki_samples if p.name == "enwiki-sample.xml.bz2")
+    pages = {p.title: p for p in WikiDumpReader(DumpUnit(str(path))).pages()}
+    assert pages["AccessibleComputing"].redirect_to == "Computer accessibility"
+    assert pages["Austin (disambiguation)"].is_disambiguation
+    assert not pages["Anarchism"].is_disambiguation
+
+
+def test_multistream_ranges_match_plain_file(tmp_path, wiki_samples):
+    source = next(p for p in wiki_samples if p.name == "enwiki-sample.xml.bz2")
+    dump, index, n = pack_multistream(source, tmp_path / "x-multistream.xml.bz2", pages_per_stream=10)
+    units = plan_units([str(dump)], [str(index)], streams_per_shard=4)
+    assert n == 206 and len(units) == 6
+    assert units[0].start > 0 and units[-1].end == dump.stat().st_size
+    ranged = []
+    for unit in units:
+        reader = WikiDumpReader(unit)
+        ranged.extend(reader.pages())
+        assert reader.error is None
+    plain = list(WikiDumpReader(DumpUnit(str(source))).pages())
+    assert [(p.page_id, p.title, p.text, p.redirect_to) for p in ranged] == [
+        (p.page_id, p.title, p.text, p.redirect_to) for p in plain
+    ]
+    index_lines = bz2.open(index, "rt").read().splitlines()
+    assert len(index_lines) == 206 and index_lines[0].split(":", 2)[1:] == ["10", "AccessibleComputing"]
+
+
+def _write(tmp_path, name, data: bytes):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _read(path):
+    reader = WikiDumpReader(DumpUnit(path))
+    return reader, list(reader.pages())
+
+
+def test_truncated_bz2_keeps_earlier_pages_and_records_error(tmp_path):
+    words = random.Random(0).choices(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"], k=300_000)
+    xml = dump_xml([page_xml(i, f"Page {i}", " ".join(words[i * 2000 : (i + 1) * 2000])) for i in range(1, 150)])
+    data = bz2.compress(xml.encode())
+    reader, pages = _read(_write(tmp_path, "cut.xml.bz2", data[: len(data) * 4 // 5]))  # inside bz2 block 2
+    assert reader.error and "cut.xml.bz2" in reader.error
+    assert 0 < len(pages) < 149
+    assert reader.pages_started >= len(pages)
+
+
+def test_dump_cut_inside_a_page(tmp_path):
+    xml = dump_xml([page_xml(1, "One", "first"), page_xml(2, "Two", "second " * 50)])
+    cut = xml[: xml.index("second") + 20]
+    reader, pages = _read(_write(tmp_path, "cut.xml", cut.encode()))
+    assert [p.title for p in pages] == ["One"]
+    assert reader.pages_started == 2 and reader.error.startswith("malformed or truncated XML")
+
+
+def test_invalid_utf8_is_replaced_and_counted(tmp_path):
+    xml = dump_xml([page_xml(1, "Bytes", "good text BAD more text")]).encode()
+    xml = xml.replace(b"BAD", b"\xff\xfe\xc3")
+    reader, pages = _read(_write(tmp_path, "bad.xml", xml))
+    assert reader.error is None and reader.invalid_utf8 == 3
+    assert pages[0].text == "good text \ufffd\ufffd\ufffd more text"
+
+
+def test_empty_and_malformed_inputs(tmp_path):
+    reader, pages = _read(_write(tmp_path, "empty.xml", b""))
+    assert pages == [] and reader.error
+    reader, pages = _read(_write(tmp_path, "nopages.xml", dump_xml([]).encode()))
+    assert pages == [] and reader.error is None
+    no_id = dump_xml([page_xml(1, "Ok", "fine")]).replace("<id>1</id>", "<id>x</id>", 1)
+    reader, pages = _read(_write(tmp_path, "noid.xml", no_id.encode()))
+    assert pages == [] and reader.pages_malformed == 1
+
+
+def test_missing_file_and_bad_index(tmp_path):
+    with pytest.raises(DumpError, match="not found"):
+        plan_units([str(tmp_path / "missing.xml")])
+    dump = _write(tmp_path, "d.xml.bz2", bz2.compress(dump_xml([]).encode()))
+    index = _write(tmp_path, "i.txt.bz2", bz2.compress(b"not an index\n"))
+    with pytest.raises(DumpError, match="offset:page_id:title"):
+        plan_units([dump], [index])
+    index = _write(tmp_path, "j.txt.bz2", bz2.compress(b"99999999:1:X\n"))
+    with pytest.raises(DumpError, match="past the end"):
+        plan_units([dump], [index])
+
+
+def test_namespaces_counted(wiki_samples):
+    path = next(p for p in wiki_samples if p.name == "camchenry_enwiki-10k.xml.bz2")
+    namespaces = Counter(p.ns for p in WikiDumpReader(DumpUnit(str(path))).pages())
+    assert namespaces[0] > 0 and sum(namespaces.values()) == 196 and set(namespaces) - {0}
