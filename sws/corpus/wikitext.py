@@ -31,14 +31,15 @@ DROPPED_NAMESPACES = re.compile(
 INTERLANGUAGE = re.compile(r"^[a-z]{2,3}(?:-[a-z]{2,8})*\s*:", re.IGNORECASE)
 BOLD_ITALIC = re.compile(r"'{5}|'{3}|'{2}")
 LIST_MARKER = re.compile(r"^([*#:;]+)\s*")
-SPACES = re.compile(r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+SPACES = re.compile(r"(?<=\S)[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 ZERO_WIDTH = re.compile(r"[\u200b\u200c\u200d\ufeff\u2060]")
 BLANK_LINES = re.compile(r"\n{3,}")
+IMAGE_FILE = re.compile(r"\.(?:svg|png|jpe?g|gif|tiff?|webp)$", re.IGNORECASE)
+EMPTY_PARENS = re.compile(r" ?\((?:[\s,;:]|or|and)*\)")
 RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}")
 INFOBOX_SKIPPED_KEYS = re.compile(
-    r"^(?:image\d*|image[ _]?(?:size|upright|alt|caption)|imagesize|alt|caption|logo(?:[ _]?size|[ _]?alt|"
-    r"[ _]?caption)?|signature(?:[ _]?alt)?|map(?:[ _].*)?|pushpin.*|module\d*|embed|child|footnotes|"
-    r"coordinates|coords|label_position|relief|mapframe.*|.*_size|.*_upright)$",
+    r"^(?:.*image.*|alt|caption|logo.*|signature.*|map(?:[ _].*)?|pushpin.*|module\d*|embed|child|footnotes|"
+    r"coordinates|coords|label_position|relief|mapframe.*|.*_size|.*_upright|.*_alt)$",
     re.IGNORECASE,
 )
 PREAMBLE = "Preamble"
@@ -188,7 +189,7 @@ class WikitextConverter:
             value = _inline_cleanup(value, "br-semicolon")
             value = "; ".join(p for p in (LIST_MARKER.sub("", line).strip() for line in value.split("\n")) if p)
             value = " ".join(value.split())
-            if value:
+            if value and not IMAGE_FILE.search(value):
                 rows.append(f"| {key.replace('_', ' ')} | {value.replace('|', chr(92) + '|')} |")
         if not rows:
             return []
@@ -259,7 +260,7 @@ def _without_empty(sections: list[tuple[int, str, str]]) -> list[tuple[int, str,
     for i, (level, _, body) in enumerate(sections):
         if body:
             keep[i] = True
-            for j in range(i - 1, -1, -1):  # mark the ancestors
+            for j in range(i - 1, 0, -1):  # mark the ancestors (the preamble is nobody's parent)
                 if sections[j][0] < level:
                     keep[j] = True
                     level = sections[j][0]
@@ -319,7 +320,7 @@ def _one_line(text: str) -> str:
 
 
 def _tidy(text: str) -> str:
-    text = RESIDUE.sub("", text)
+    text = EMPTY_PARENS.sub("", RESIDUE.sub("", text))
     lines = [line.rstrip() for line in text.split("\n")]
     text = BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
     return unicodedata.normalize("NFC", text)
