@@ -15,8 +15,8 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 
     if ray.is_initialized():
         return
-    if address is None and os.environ.get("RAY_ADDRESS"):
-        address = os.environ["RAY_ADDRESS"]  # inside `ray job submit`
+    if address in (None, "auto") and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]  # inside `ray job submit`: the job's own cluster
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     if address:
         ray.init(address=address, log_to_driver=False)

@@ -2,10 +2,12 @@
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -25,26 +27,33 @@ def ray_head():
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     port = _free_port()
+    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's sockets live there
     start = [
         str(BIN / "ray"), "start", "--head", "--num-cpus=2", "--include-dashboard=true",
         "--dashboard-host=127.0.0.1", f"--dashboard-port={port}", f"--port={_free_port()}",
-        f"--temp-dir={tempfile.mkdtemp(prefix='ray', dir='/tmp')}",  # short: Ray's sockets live there
+        f"--temp-dir={temp_dir}",
     ]
     subprocess.run(start, env=env, check=True, capture_output=True, timeout=180)
     try:
         yield f"http://127.0.0.1:{port}", env
     finally:
-        subprocess.run([str(BIN / "ray"), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        # not `ray stop`: it would also stop the test session's own local Ray
+        subprocess.run(["pkill", "-9", "-f", temp_dir], capture_output=True, timeout=60)
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def test_corpus_job_submitted_to_a_ray_cluster(ray_head, tmp_path):
     address, env = ray_head
     out = tmp_path / "corpus"
-    entrypoint = f"{sys.executable} ray_jobs/build_corpus.py --out {out} ray.address=auto"
-    result = subprocess.run(
-        [str(BIN / "ray"), "job", "submit", f"--address={address}", "--", *entrypoint.split()],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
-    )
+    entrypoint = f"{sys.executable} ray_jobs/build_corpus.py --out {out}"
+    for _ in range(30):  # the head's job agent needs a moment after `ray start`
+        result = subprocess.run(
+            [str(BIN / "ray"), "job", "submit", f"--address={address}", "--", *entrypoint.split()],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        )
+        if "No available agent" not in result.stderr:
+            break
+        time.sleep(2)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "succeeded" in result.stdout
     manifest = json.loads((out / "manifest.json").read_text())
