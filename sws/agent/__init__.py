@@ -1,4 +1,8 @@
-"""One agent episode over any OpenAI-compatible endpoint (CONTRACT.md §6), and a scripted server to test it."""
+"""One agent episode over any OpenAI-compatible endpoint (CONTRACT.md §6).
+
+The scripted OpenAI-compatible server for tests and demos is ``sws.agent.scripted_server`` (not imported
+here: it pulls in FastAPI and uvicorn).
+"""
 
 from sws.agent.episode import STOP_MAX_ROUNDS, STOP_SUBMITTED, AgentConfig, Episode, SearchAgent
 from sws.agent.family import model_family
@@ -11,7 +15,6 @@ from sws.agent.prompts import (
     round_budget_message,
     system_prompt,
 )
-from sws.agent.scripted_server import Faults, ScriptedLLM, ScriptedLLMServer
 from sws.agent.tools import FatalToolError, ToolBox, ToolRunner, TransientToolError
 
 __all__ = [
@@ -24,10 +27,7 @@ __all__ = [
     "AgentConfig",
     "Episode",
     "FatalToolError",
-    "Faults",
     "LLMEndpoint",
-    "ScriptedLLM",
-    "ScriptedLLMServer",
     "SearchAgent",
     "ToolBox",
     "ToolRunner",

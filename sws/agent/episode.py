@@ -59,7 +59,9 @@ class Episode:
     error_type: str | None = None
     error: str | None = None
     time_cost: float = 0.0
-    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    )
     rounds: int = 0
     tool_calls: Counter = field(default_factory=Counter)
     tool_errors: int = 0
@@ -110,13 +112,16 @@ class SearchAgent:
         """
         cfg = self.config
         ep = Episode(
-            messages=[{"role": "system", "content": self.system_prompt}, {"role": "user", "content": question.strip()}],
+            messages=[
+                {"role": "system", "content": self.system_prompt},
+                {"role": "user", "content": question.strip()},
+            ],
             seed=cfg.seed + index,
         )
         start = time.perf_counter()
         try:
             await self._loop(ep)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed episode is recorded with its error, never lost
             ep.status, ep.stop_reason, ep.predicted_answer = "error", None, ""
             ep.error_type, ep.error = type(exc).__name__, str(exc)
         ep.time_cost = time.perf_counter() - start
@@ -125,7 +130,9 @@ class SearchAgent:
     async def _loop(self, ep: Episode) -> None:
         cfg = self.config
         seed = ep.seed
-        reminder_round = int(cfg.max_round * 0.8) if cfg.round_budget_reminder and cfg.max_round >= 5 else None
+        reminder_round = (
+            int(cfg.max_round * 0.8) if cfg.round_budget_reminder and cfg.max_round >= 5 else None
+        )
         for round_id in range(cfg.max_round):
             if round_id == reminder_round:
                 self._add_reminder(ep.messages, round_id)
@@ -152,20 +159,21 @@ class SearchAgent:
     async def _llm_step(self, ep: Episode, seed: int) -> dict[str, Any]:
         cfg = self.config
         request = compress_history(ep.messages, cfg.keep_recent_tool_results, cfg.tool_result_max_chars)
+        body = {
+            "model": cfg.model,
+            "messages": rewrite_request_messages(request, self.family),
+            "tools": self.schemas,
+            "tool_choice": "auto",
+            "temperature": cfg.temperature,
+            "top_p": cfg.top_p,
+            "max_completion_tokens": cfg.max_completion_tokens,
+            "seed": seed,
+            "n": 1,
+            "logprobs": False,
+            **(extra_body(self.family) or {}),
+        }
         t0 = time.perf_counter()
-        call = await self.llm.chat(
-            model=cfg.model,
-            messages=rewrite_request_messages(request, self.family),
-            tools=self.schemas,
-            tool_choice="auto",
-            temperature=cfg.temperature,
-            top_p=cfg.top_p,
-            max_completion_tokens=cfg.max_completion_tokens,
-            seed=seed,
-            n=1,
-            logprobs=False,
-            extra_body=extra_body(self.family),
-        )
+        call = await self.llm.chat(body)
         duration = time.perf_counter() - t0
         message = json.loads(call.response.choices[0].message.model_dump_json())
         message["duration_s"] = round(duration, 3)
@@ -192,7 +200,9 @@ class SearchAgent:
                 calls = [c for c in calls if c not in bad]
                 message["tool_calls"] = calls or None
                 notices = "\n".join(INVALID_TOOL_NAME_NOTICE.format(name=_call_name(c)) for c in bad)
-                message["content"] = f"{message['content']}\n\n{notices}" if message.get("content") else notices
+                message["content"] = (
+                    f"{message['content']}\n\n{notices}" if message.get("content") else notices
+                )
         return calls
 
     async def _run_tools(self, ep: Episode, calls: list[dict[str, Any]]) -> str | None:
@@ -204,7 +214,13 @@ class SearchAgent:
         ep.tool_time_s += time.perf_counter() - t0
         for (call, name, _), (output, duration) in zip(named, results):
             ep.messages.append(
-                {"tool_call_id": call.get("id"), "role": "tool", "name": name, "content": output, "duration_s": duration}
+                {
+                    "tool_call_id": call.get("id"),
+                    "role": "tool",
+                    "name": name,
+                    "content": output,
+                    "duration_s": duration,
+                }
             )
             parsed = _json_object(output)
             if parsed.get("status") == "error":

@@ -23,7 +23,11 @@ def model_family(model: str) -> str:
     config = Path(model) / "config.json"
     if family == "other" and config.is_file():
         cfg = json.loads(config.read_text(encoding="utf-8"))
-        names = [cfg.get("model_type"), *(cfg.get("architectures") or []), (cfg.get("text_config") or {}).get("model_type")]
+        names = [
+            cfg.get("model_type"),
+            *(cfg.get("architectures") or []),
+            (cfg.get("text_config") or {}).get("model_type"),
+        ]
         family = next((f for n in names if n and (f := _family_of(str(n))) != "other"), "other")
     return family
 
@@ -55,7 +59,9 @@ def rewrite_request_messages(messages: list[dict[str, Any]], family: str) -> lis
         return _mistral_messages(messages)
     if family == "gemma4":
         return [
-            {k: v for k, v in m.items() if k not in ("reasoning", "reasoning_content")} if m.get("role") == "assistant" else m
+            {k: v for k, v in m.items() if k not in ("reasoning", "reasoning_content")}
+            if m.get("role") == "assistant"
+            else m
             for m in messages
         ]
     return messages

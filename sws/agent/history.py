@@ -21,7 +21,11 @@ def compress_history(
             continue
         seen += 1
         content = msg.get("content")
-        if seen > keep_recent_tool_results and isinstance(content, str) and len(content) > tool_result_max_chars:
+        if (
+            seen > keep_recent_tool_results
+            and isinstance(content, str)
+            and len(content) > tool_result_max_chars
+        ):
             removed = len(content) - tool_result_max_chars
             out[i] = {**msg, "content": f"{content[:tool_result_max_chars]}...[truncated {removed} chars]"}
     return out

@@ -1,4 +1,10 @@
-"""One OpenAI-compatible chat endpoint: a concurrency limit, timeouts and jittered exponential backoff."""
+"""One OpenAI-compatible chat endpoint: a concurrency limit, timeouts and jittered exponential backoff.
+
+Requests go through ``openai.AsyncOpenAI`` (its error classes, auth and timeouts) but post the body as built,
+``client.post("/chat/completions", body=...)``: the SDK's per-call TypedDict transform of the whole history
+cost more CPU than everything else in a round. Connections are spread over several clients of at most
+``CONNECTIONS_PER_CLIENT`` each, because the HTTP pool scans all its connections on every request.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+CONNECTIONS_PER_CLIENT = 32
 _RETRY_STATUS = {408, 409, 429}
 
 
@@ -18,7 +26,9 @@ def is_transient_llm_error(exc: BaseException) -> bool:
     """Timeouts, connection errors, 408/409/429 and 5xx: worth another try after a pause."""
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return True
-    return isinstance(exc, openai.APIStatusError) and (exc.status_code in _RETRY_STATUS or exc.status_code >= 500)
+    return isinstance(exc, openai.APIStatusError) and (
+        exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+    )
 
 
 def resolve_base_url(base_url: str) -> str:
@@ -63,20 +73,30 @@ class LLMEndpoint:
         backoff_max_s: float = 30.0,
     ):
         if max_concurrency < 1 or max_attempts < 1:
-            raise ValueError(f"max_concurrency and max_attempts must be >= 1, got {max_concurrency}, {max_attempts}")
+            raise ValueError(
+                f"max_concurrency and max_attempts must be >= 1, got {max_concurrency}, {max_attempts}"
+            )
         self.base_url = resolve_base_url(base_url)
         self.max_attempts = max_attempts
         self._wait = wait_random_exponential(multiplier=backoff_s, max=backoff_max_s)
         self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._client = openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "sws",
-            timeout=timeout,
-            max_retries=0,
-        )
+        key = api_key or os.environ.get("OPENAI_API_KEY") or "sws"
+        per_client = min(max_concurrency, CONNECTIONS_PER_CLIENT)
+        limits = httpx2.Limits(max_connections=per_client, max_keepalive_connections=per_client)
+        self._clients = [
+            openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=key,
+                timeout=timeout,
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout),
+            )
+            for _ in range(-(-max_concurrency // per_client))
+        ]
+        self._load = [0] * len(self._clients)
 
-    async def chat(self, **body: Any) -> LLMCall:
-        """``chat.completions.create(**body)`` with the limit and the retries."""
+    async def chat(self, body: dict[str, Any]) -> LLMCall:
+        """POST ``body`` to ``/chat/completions`` with the limit and the retries."""
         retrying = AsyncRetrying(
             retry=retry_if_exception(is_transient_llm_error),
             wait=self._wait,
@@ -86,8 +106,17 @@ class LLMEndpoint:
         async for attempt in retrying:
             with attempt:
                 async with self._semaphore:
-                    response = await self._client.chat.completions.create(**body)
+                    response = await self._post(body)
         return LLMCall(response, attempt.retry_state.attempt_number)
 
+    async def _post(self, body: dict[str, Any]) -> ChatCompletion:
+        k = min(range(len(self._load)), key=self._load.__getitem__)  # < CONNECTIONS_PER_CLIENT in flight
+        self._load[k] += 1
+        try:
+            return await self._clients[k].post("/chat/completions", body=body, cast_to=ChatCompletion)
+        finally:
+            self._load[k] -= 1
+
     async def close(self) -> None:
-        await self._client.close()
+        for client in self._clients:
+            await client.close()

@@ -19,14 +19,17 @@ HEURISTIC_MODEL = "heuristic-baseline-no-llm"
 
 _URL_RE = re.compile(r"\]\((\S+?)\)")
 _TITLE_RE = re.compile(r"^\d+\. \[(.+?)\]\(", re.MULTILINE)
-_YES_NO_RE = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE)
+_YES_NO_RE = re.compile(
+    r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE
+)
 _DATE_RE = re.compile(
     r"\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{3,4}\b"
     r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, \d{3,4}\b"
     r"|\b1\d{3}\b|\b20\d{2}\b"
 )
 _NUMBER_RE = re.compile(r"\b\d[\d,.]*\b")
-_SPAN_RE = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|von|van|the|al)\s+)?[A-Z][\w'’.-]*)*")
+_TOKEN_RE = re.compile(r"[\w'’-]+|[^\w\s]")
+_CONNECTORS = {"of", "de", "da", "von", "van", "the", "al"}
 _STOP_SPANS = {"Section", "Preamble", "The", "A", "An", "In", "It", "He", "She", "They", "This", "His", "Her"}
 
 
@@ -111,14 +114,30 @@ def heuristic_answer(question: str, page: str) -> str:
         return m.group(0)
     q_words = set(re.findall(r"\w+", ql))
     spans = Counter(
-        s.strip(" .")
-        for s in _SPAN_RE.findall(body)
-        if s.strip(" .") not in _STOP_SPANS and not set(re.findall(r"\w+", s.lower())) <= q_words
+        s
+        for s in _name_spans(body)
+        if s not in _STOP_SPANS and not set(re.findall(r"\w+", s.lower())) <= q_words
     )
     if spans:
         return spans.most_common(1)[0][0]
     titles = re.findall(r"^# (.+?)(?: \(.*\))?$", page, re.MULTILINE)
     return titles[0] if titles else ""
+
+
+def _name_spans(text: str) -> list[str]:
+    """Runs of capitalised words (any script), joined by a few lowercase connectors ("Duke of York")."""
+    spans: list[str] = []
+    run: list[str] = []
+    for token in [*_TOKEN_RE.findall(text), "."]:
+        if token[0].isupper() or (run and token in _CONNECTORS):
+            run.append(token)
+            continue
+        while run and run[-1] in _CONNECTORS:
+            run.pop()
+        if run:
+            spans.append(" ".join(run))
+        run = []
+    return spans
 
 
 def no_tool_call(turn: Turn) -> Reply:
@@ -129,7 +148,9 @@ def no_tool_call(turn: Turn) -> Reply:
 def too_many_calls(turn: Turn) -> Reply:
     """Seven parallel searches in the first step, then a submit."""
     if turn.round == 0:
-        return Reply("fanning out", [("search", json.dumps({"query": f"{turn.question} {i}"})) for i in range(7)])
+        return Reply(
+            "fanning out", [("search", json.dumps({"query": f"{turn.question} {i}"})) for i in range(7)]
+        )
     return submit("done")
 
 

@@ -16,12 +16,13 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import click
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
 
 from sws.agent.policies import HEURISTIC_MODEL, POLICIES, Policy, Reply, Turn, scripted
 
@@ -78,14 +79,30 @@ class ScriptedLLM:
         self.record_requests = record_requests
         self.reasoning_content = reasoning_content
         self.requests: list[dict[str, Any]] = []
-        self.stats: dict[str, int] = {"requests": 0, "errors": 0, "hangs": 0, "rate_limited": 0}
+        self.stats: dict[str, int] = {
+            "requests": 0,
+            "errors": 0,
+            "hangs": 0,
+            "rate_limited": 0,
+            "max_in_flight": 0,
+        }
+        self._in_flight = 0
         self._rng = random.Random(self.faults.seed)
         self._ids = itertools.count()
 
     async def handle(self, body: dict[str, Any]) -> JSONResponse:
+        """Answer one request (faults first); counts requests and the most in flight at once."""
         self.stats["requests"] += 1
         if self.record_requests:
             self.requests.append(body)
+        self._in_flight += 1
+        self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
+        try:
+            return await self._answer(body)
+        finally:
+            self._in_flight -= 1
+
+    async def _answer(self, body: dict[str, Any]) -> JSONResponse:
         f = self.faults
         draw = self._rng.random()
         if f.latency_s:
@@ -93,19 +110,25 @@ class ScriptedLLM:
         if draw < f.error_rate:
             self.stats["errors"] += 1
             status = (500, 502, 503)[self.stats["errors"] % 3]
-            return JSONResponse({"error": {"message": "injected fault", "type": "server_error"}}, status_code=status)
+            return JSONResponse(
+                {"error": {"message": "injected fault", "type": "server_error"}}, status_code=status
+            )
         if draw < f.error_rate + f.timeout_rate:
             self.stats["hangs"] += 1
             await asyncio.sleep(f.hang_s)
         elif draw < f.error_rate + f.timeout_rate + f.rate_limit_rate:
             self.stats["rate_limited"] += 1
-            return JSONResponse({"error": {"message": "injected rate limit", "type": "rate_limit"}}, status_code=429)
+            return JSONResponse(
+                {"error": {"message": "injected rate limit", "type": "rate_limit"}}, status_code=429
+            )
         return JSONResponse(self.completion(body))
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chat.completion object for a request."""
         model = str(body.get("model", ""))
-        policy = POLICIES["heuristic"] if model == HEURISTIC_MODEL else POLICIES.get(model, self.default_policy)
+        policy = (
+            POLICIES["heuristic"] if model == HEURISTIC_MODEL else POLICIES.get(model, self.default_policy)
+        )
         if policy is POLICIES["heuristic"]:
             model = HEURISTIC_MODEL
         turn = Turn(list(body.get("messages") or []), body.get("seed"))
@@ -115,7 +138,9 @@ class ScriptedLLM:
         if self.reasoning_content:
             message["reasoning_content"] = f"scripted reasoning for round {turn.round}"
         prompt_tokens = sum(len(str(m.get("content") or "")) for m in turn.messages) // 4 + 1
-        completion_tokens = (len(reply.content or "") + sum(len(a) + len(nm) for nm, a in reply.tool_calls)) // 4 + 1
+        completion_tokens = (
+            len(reply.content or "") + sum(len(a) + len(nm) for nm, a in reply.tool_calls)
+        ) // 4 + 1
         return {
             "id": f"chatcmpl-scripted-{n}",
             "object": "chat.completion",
@@ -142,7 +167,11 @@ def _message(reply: Reply, call_prefix: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{call_prefix}_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+            {
+                "id": f"call_{call_prefix}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": args},
+            }
             for i, (name, args) in enumerate(reply.tool_calls)
         ]
     return message
@@ -153,13 +182,20 @@ def create_app(llm: ScriptedLLM) -> FastAPI:
     app = FastAPI(title="sws scripted LLM", docs_url=None, redoc_url=None)
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(request: Request) -> JSONResponse:
-        return await llm.handle(await request.json())
+    async def chat_completions(request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ClientDisconnect:  # the client gave up (a timeout, a killed run)
+            return Response(status_code=499)
+        return await llm.handle(body)
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         names = [*POLICIES, HEURISTIC_MODEL]
-        return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "sws-scripted"} for n in names]}
+        return {
+            "object": "list",
+            "data": [{"id": n, "object": "model", "owned_by": "sws-scripted"} for n in names],
+        }
 
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -182,7 +218,11 @@ class ScriptedLLMServer:
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]
         config = uvicorn.Config(
-            create_app(self.llm), log_level="warning", lifespan="off", timeout_graceful_shutdown=1, backlog=4096
+            create_app(self.llm),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+            backlog=4096,
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
@@ -196,7 +236,7 @@ class ScriptedLLMServer:
     def requests(self) -> list[dict[str, Any]]:
         return self.llm.requests
 
-    def start(self, timeout: float = 10.0) -> ScriptedLLMServer:
+    def start(self, timeout: float = 10.0) -> Self:
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, name="scripted-llm", daemon=True
         )
@@ -214,7 +254,7 @@ class ScriptedLLMServer:
             self._thread.join(timeout=10)
         self._socket.close()
 
-    def __enter__(self) -> ScriptedLLMServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -225,8 +265,12 @@ class ScriptedLLMServer:
 @click.option("--policy", type=click.Choice(list(POLICIES)), default="heuristic", show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8000, show_default=True, help="0 picks a free port.")
-@click.option("--error-rate", type=float, default=0.0, show_default=True, help="Share of requests answered 5xx.")
-@click.option("--timeout-rate", type=float, default=0.0, show_default=True, help="Share of requests that hang.")
+@click.option(
+    "--error-rate", type=float, default=0.0, show_default=True, help="Share of requests answered 5xx."
+)
+@click.option(
+    "--timeout-rate", type=float, default=0.0, show_default=True, help="Share of requests that hang."
+)
 @click.option("--rate-limit-rate", type=float, default=0.0, show_default=True, help="Share answered 429.")
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds added to every answer.")
 @click.option("--hang", type=float, default=30.0, show_default=True, help="Seconds a hang lasts.")

@@ -68,7 +68,7 @@ class WikiTools:
         raw = arguments_json or "{}"
         try:
             return self.execute(tool, raw)
-        except Exception as error:  # noqa: BLE001 - the contract: every failure is an observation
+        except Exception as error:  # noqa: BLE001 - the contract: every failure becomes an observation
             return error_observation(tool, raw if isinstance(raw, str) else repr(raw), error)
 
     def execute(self, name: str, arguments_json: str) -> str:

@@ -25,8 +25,11 @@ def chunk_not_found(identifier: str, number: int) -> str:
 
 
 def clean_view_text(text: str) -> str:
-    """Drop lines made of one repeated character (blank table rows, ``---``, also ``I``) and render
-    ``Section a.b: X`` lines as Markdown headings of level clamp(components, 2, 6)."""
+    """Clean a view: drop one-repeated-character lines and turn ``Section a.b: X`` lines into headings.
+
+    Dropped: blank table rows, ``---`` rules and, a reference quirk, any one-character line such as ``I``.
+    Heading level is clamp(number of components, 2, 6); headings are found per ``str.splitlines`` line.
+    """
     kept = "\n".join(line for line in text.split("\n") if not _is_filler(line))
     rendered = "\n".join(_render_heading(line) for line in kept.splitlines())
     return rendered + "\n" if kept.endswith("\n") else rendered

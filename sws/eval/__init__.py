@@ -1,4 +1,4 @@
-"""Datasets, metrics, the LLM judge and episode records for evaluating search agents."""
+"""Evaluating search agents: datasets, metrics, the LLM judge, episode records, the Ray runner and reports."""
 
 from sws.eval.datasets import (
     DATASETS,
@@ -35,6 +35,18 @@ from sws.eval.metrics import (
     token_f1,
 )
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.report import (
+    RunStats,
+    collect,
+    plot_tool_use,
+    report_tables,
+    run_stats,
+    score_table,
+    tool_use_table,
+    write_report,
+)
+from sws.eval.results import PartWriter, RunMismatchError, load_records, load_table, recorded_status
+from sws.eval.runner import EpisodeWorker, EvalSummary, run_evaluation
 from sws.eval.scoring import score_prediction
 
 __all__ = [
@@ -46,11 +58,17 @@ __all__ = [
     "SUBSETS",
     "DatasetError",
     "EpisodeRecord",
+    "EpisodeWorker",
+    "EvalSummary",
     "F1Score",
     "JudgeResult",
     "LLMJudge",
+    "PartWriter",
     "QAItem",
+    "RunMismatchError",
+    "RunStats",
     "canonical_dataset",
+    "collect",
     "cover_match",
     "exact_match",
     "f1_bool",
@@ -59,14 +77,24 @@ __all__ = [
     "infer_dataset",
     "judge_prompt",
     "load_dataset",
+    "load_records",
+    "load_table",
     "normalize_answer",
     "parse_verdict",
+    "plot_tool_use",
     "random_subset",
     "read_id_list",
+    "recorded_status",
+    "report_tables",
+    "run_evaluation",
+    "run_stats",
     "score_answer",
     "score_prediction",
+    "score_table",
     "select",
     "subset_by_ids",
     "substring_match",
     "token_f1",
+    "tool_use_table",
+    "write_report",
 ]

@@ -44,13 +44,17 @@ def read_raw(path: Path) -> Iterator[dict[str, Any]]:
             reader = csv.DictReader(f, delimiter="\t" if suffix == ".tsv" else ",")
             yield from (_from_table_row(r, path) for r in reader)
     else:
-        raise DatasetFormatError(f"{path}: unsupported QA file type {suffix!r} (json, jsonl, parquet, csv, tsv)")
+        raise DatasetFormatError(
+            f"{path}: unsupported QA file type {suffix!r} (json, jsonl, parquet, csv, tsv)"
+        )
 
 
 def _from_mapping(obj: Any, path: Path) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise DatasetFormatError(f"{path}: expected JSON objects, got {type(obj).__name__}")
-    raw = {k: obj[k] for k in ("question", "prompt", "answer", "answers", "answer_aliases", "type") if k in obj}
+    raw = {
+        k: obj[k] for k in ("question", "prompt", "answer", "answers", "answer_aliases", "type") if k in obj
+    }
     ident = next((obj[k] for k in ("id", "_id", "qid") if obj.get(k) not in (None, "")), None)
     if ident is not None:
         raw["id"] = str(ident)

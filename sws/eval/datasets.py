@@ -106,7 +106,9 @@ def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str]) -> QAItem
     return QAItem(ident, question, gold[0], gold[1], _item_type(raw, dataset, ident), dataset)
 
 
-def gold_and_aliases(answer: Any, answers: Any, answer_aliases: Any = None) -> tuple[str, tuple[str, ...]] | None:
+def gold_and_aliases(
+    answer: Any, answers: Any, answer_aliases: Any = None
+) -> tuple[str, tuple[str, ...]] | None:
     """Primary gold and aliases per CONTRACT.md §7.1, or None when the item has no gold."""
     answers = list(answers) if isinstance(answers, (list, tuple)) else answers
     if answer is None and not (isinstance(answers, list) and answers):

@@ -7,7 +7,6 @@ open-weight judge on Ray Serve LLM). Deviation from the reference: the cache key
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import os
@@ -19,11 +18,13 @@ from typing import Literal
 
 import openai
 
+from sws.agent.llm import LLMEndpoint
 from sws.eval.metrics import exact_match
 
 logger = logging.getLogger(__name__)
 
 JUDGE_MODEL = "gpt-5.4-mini"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 JUDGE_SYSTEM_PROMPT = (
     "You are an expert QA evaluator. Judge factual correctness only; ignore style, grammar, and punctuation."
 )
@@ -41,7 +42,9 @@ JUDGE_USER_TEMPLATE = (
 )
 GOLD_LABEL = "Golden answer (any line below is acceptable):"
 MAX_ALIASES = 30
-PROMPT_VERSION = hashlib.sha256(f"{JUDGE_SYSTEM_PROMPT}\0{JUDGE_USER_TEMPLATE}\0{GOLD_LABEL}".encode()).hexdigest()[:8]
+PROMPT_VERSION = hashlib.sha256(
+    f"{JUDGE_SYSTEM_PROMPT}\0{JUDGE_USER_TEMPLATE}\0{GOLD_LABEL}".encode()
+).hexdigest()[:8]
 Variant = Literal["repository", "paper"]
 
 _TRUE_WORDS = {"true", "correct", "yes"}
@@ -57,7 +60,9 @@ def gold_block(gold: str, aliases: Sequence[str], variant: Variant = "repository
     return "\n".join([GOLD_LABEL, str(gold), *(f"- {a}" for a in aliases)])
 
 
-def judge_prompt(question: str, gold: str, aliases: Sequence[str], prediction: str, variant: Variant = "repository") -> str:
+def judge_prompt(
+    question: str, gold: str, aliases: Sequence[str], prediction: str, variant: Variant = "repository"
+) -> str:
     """The exact user prompt sent to the judge."""
     return JUDGE_USER_TEMPLATE.format(
         note_block="",
@@ -107,35 +112,32 @@ class LLMJudge:
 
     Args:
         model: judge model name.
-        base_url: OpenAI-compatible endpoint (``/v1`` is appended if missing); None means api.openai.com.
+        base_url: OpenAI-compatible endpoint (``/v1`` is appended if missing).
         api_key: key; None reads ``OPENAI_API_KEY``.
         variant: ``"repository"`` (bare gold when no aliases, as the published numbers) or ``"paper"``.
         cache_dir: where raw outputs are kept; None means :func:`default_cache_dir`.
         timeout: seconds per request.
         max_concurrency: requests in flight at once.
+        max_attempts: attempts per verdict on transient errors (jittered exponential backoff).
     """
 
     def __init__(
         self,
         model: str = JUDGE_MODEL,
-        base_url: str | None = None,
+        base_url: str = OPENAI_BASE_URL,
         api_key: str | None = None,
         variant: Variant = "repository",
         cache_dir: str | Path | None = None,
         timeout: float = 60.0,
         max_concurrency: int = 16,
+        max_attempts: int = 4,
     ):
         if variant not in ("repository", "paper"):
             raise ValueError(f"judge variant must be 'repository' or 'paper', got {variant!r}")
-        if base_url and not base_url.rstrip("/").endswith("/v1"):
-            base_url = base_url.rstrip("/") + "/v1"
         self.model = model
         self.variant = variant
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "sws", timeout=timeout
-        )
-        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._llm = LLMEndpoint(base_url, api_key, max_concurrency, timeout, max_attempts, backoff_s=1.0)
 
     def cache_path(self, question: str, gold: str, aliases: Sequence[str], prediction: str) -> Path:
         """``{model_key}-{variant}-{prompt_version}-{sample_id}-{pred_hash}.txt`` under the cache dir."""
@@ -162,7 +164,7 @@ class LLMJudge:
             return JudgeResult(parse_verdict(raw), raw, "cache")
         try:
             raw = await self._call(judge_prompt(question, gold, aliases, prediction, self.variant))
-        except openai.OpenAIError as exc:
+        except openai.OpenAIError as exc:  # after the retries
             logger.warning("judge call failed (not cached): %s: %s", type(exc).__name__, exc)
             return JudgeResult(None, None, "api")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,15 +174,19 @@ class LLMJudge:
         return JudgeResult(parse_verdict(raw), raw, "api")
 
     async def _call(self, prompt: str) -> str:
-        async with self._semaphore:
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "system", "content": JUDGE_SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
-                temperature=0,
-                max_completion_tokens=256,
-                seed=31415,
-            )
-        return response.choices[0].message.content or ""
+        call = await self._llm.chat(
+            {
+                "model": self.model,
+                "messages": [
+                    {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
+                    {"role": "user", "content": prompt},
+                ],
+                "temperature": 0,
+                "max_completion_tokens": 256,
+                "seed": 31415,
+            }
+        )
+        return call.response.choices[0].message.content or ""
 
     async def close(self) -> None:
-        await self._client.close()
+        await self._llm.close()

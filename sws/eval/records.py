@@ -183,9 +183,17 @@ class EpisodeRecord:
         usage = {k: int(row.pop(k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
         scores = {k: row.pop(k) for k in (*EVAL_KEYS, "gpt_judge")}
         judge = scores.pop("gpt_judge")
-        evaluation = None if scores["f1"] is None else {**scores, **({"gpt_judge": int(judge)} if judge is not None else {})}
+        evaluation = (
+            None
+            if scores["f1"] is None
+            else {**scores, **({"gpt_judge": int(judge)} if judge is not None else {})}
+        )
         return cls(
-            **{k: v for k, v in row.items() if k not in ("messages", "tools", "agent_config", "answer_aliases")},
+            **{
+                k: v
+                for k, v in row.items()
+                if k not in ("messages", "tools", "agent_config", "answer_aliases")
+            },
             answer_aliases=list(row["answer_aliases"] or []),
             messages=json.loads(row["messages"]),
             tools=json.loads(row["tools"]),

@@ -24,36 +24,16 @@ BOOLS += [[], {}]
 METHODS = ["rrf", "keywords", "vector", "mix", "kw", "kws", "keyword", "vec", "", None, "RRF", " Vector "]
 METHODS += ["bm25", "hybrid", "dense", 3, [], {}, True, "rrf; DROP TABLE"]
 IDENTIFIERS = ["736", "1984", "42", "7", "0", "-1", "999", "Albert_Einstein", "Einstein", "Ghost_page"]
-IDENTIFIERS += [
-    "einstein",
-    "C%2B%2B_%28lang%29%2Fx",
-    "%zz",
-    "%",
-    "%E2%96%88",
-    "%00",
-    "a/b/c",
-    "..",
-    "Who?x=1",
-]
-IDENTIFIERS += ["%20", ""]
+IDENTIFIERS += ["einstein", "C%2B%2B_%28lang%29%2Fx", "%zz", "%", "%E2%96%88", "%00", "a/b/c", ".."]
+IDENTIFIERS += ["Who?x=1", "%20", ""]
 FRAGMENTS = ["", "#chunk-1", "#chunk-2", "#chunk-3", "#chunk-4", "#chunk-0", "#chunk-007", "#Chunk-1"]
 FRAGMENTS += ["#chunk--1", "#chunk-1.5", "#chunk-" + "9" * 5000, "#History", "#", "##chunk-1", "#chunk-١"]
 PREFIXES = ["https://en.wikipedia.org/wiki/", "http://example.com/wiki/", "/wiki/", "wiki/", "//wiki/"]
-PREFIXES += [
-    "https://x/w/index.php?title=",
-    "http://[::1/wiki/",
-    "file:///wiki/",
-    "  /wiki/",
-    "javascript:/wiki/",
-]
+PREFIXES += ["https://x/w/index.php?title=", "http://[::1/wiki/", "file:///wiki/", "  /wiki/"]
+PREFIXES += ["javascript:/wiki/"]
 RAW_ARGUMENTS = [None, "", "{", "}", "{'query': 'x'}", '{"query": "x",}', "null", "[]", '["x"]', "3", '"q"']
-RAW_ARGUMENTS += [
-    "true",
-    "\x00",
-    '{"query": "x"}}}',
-    '{"query": "\\ud800"}',
-    '{"query": "x", "top_k": 1e999}',
-]
+RAW_ARGUMENTS += ["true", "\x00", '{"query": "x"}}}', '{"query": "\\ud800"}']
+RAW_ARGUMENTS += ['{"query": "x", "top_k": 1e999}']
 RAW_ARGUMENTS += ['{"query": "x", "top_k": NaN}', '{"query": "x", "top_k": -Infinity}']
 RAW_ARGUMENTS += ["[" * 50_000 + "]" * 50_000]  # nesting deeper than the recursion limit
 RAW_ARGUMENTS += ['{"query": "x", "top_k": 1' + "0" * 5000 + "}"]  # more digits than Python converts

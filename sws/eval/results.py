@@ -1,0 +1,129 @@
+"""A results directory: ``run.json`` (what was run) and Parquet part files of episode records.
+
+Layout::
+
+    OUT/run.json                                  dataset, subset, model, agent config, environment fingerprint
+    OUT/parts/part-<run>-<worker>-<seq>.parquet   records, each file written to a temp name then renamed
+
+Parts are only ever added. A later record of an id supersedes an earlier one (an errored episode retried on
+resume), so :func:`load_records` keeps the last record per id in part-name order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+
+RUN_FILE = "run.json"
+PARTS_DIR = "parts"
+_IDENTITY_KEYS = ("dataset", "subset", "model", "agent_config", "fingerprint")
+
+
+class RunMismatchError(ValueError):
+    """The directory holds results of a different run (environment fingerprint, model, dataset or sampling)."""
+
+
+def new_run_id() -> str:
+    """A sortable id for the part files of one invocation."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def prepare_run(out_dir: str | Path, run: dict[str, Any]) -> None:
+    """Write ``run.json``, or check it matches ``run`` on resume.
+
+    Raises:
+        RunMismatchError: an existing ``run.json`` differs in dataset, subset, model, agent config or fingerprint.
+    """
+    out = Path(out_dir)
+    (out / PARTS_DIR).mkdir(parents=True, exist_ok=True)
+    path = out / RUN_FILE
+    if path.is_file():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        diffs = {k: (previous.get(k), run.get(k)) for k in _IDENTITY_KEYS if previous.get(k) != run.get(k)}
+        if diffs:
+            raise RunMismatchError(f"{out} holds another run; differing {diffs}. Use a new --out directory.")
+        return
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(run, indent=2, sort_keys=True, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def part_files(out_dir: str | Path, run_id: str = "") -> list[Path]:
+    """Part files in write order; only those of one invocation when ``run_id`` is given."""
+    return sorted((Path(out_dir) / PARTS_DIR).glob(f"part-{run_id}*.parquet"))
+
+
+def recorded_status(out_dir: str | Path, run_id: str = "") -> dict[str, str]:
+    """id -> status of its latest record (``submitted``, ``max_rounds`` or ``error``)."""
+    status: dict[str, str] = {}
+    for path in part_files(out_dir, run_id):
+        table = pq.read_table(path, columns=["id", "status"])
+        status.update(zip(table["id"].to_pylist(), table["status"].to_pylist()))
+    return status
+
+
+def load_table(out_dir: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """All records as one table, the last per id kept, ``columns`` only (all by default)."""
+    paths = part_files(out_dir)
+    if not paths:
+        return RECORD_SCHEMA.empty_table().select(columns or RECORD_SCHEMA.names)
+    wanted = None if columns is None else list(dict.fromkeys(["id", *columns]))
+    table = pa.concat_tables(pq.read_table(p, columns=wanted) for p in paths)
+    last = {rid: i for i, rid in enumerate(table["id"].to_pylist())}
+    table = table.take(sorted(last.values()))
+    return table.select(columns) if columns else table
+
+
+def load_records(out_dir: str | Path) -> list[EpisodeRecord]:
+    """Every record (the last per id), with full trajectories."""
+    return [EpisodeRecord.from_row(row) for row in load_table(out_dir).to_pylist()]
+
+
+class PartWriter:
+    """Buffers record rows and writes them as atomic Parquet part files.
+
+    Args:
+        out_dir: the results directory.
+        prefix: ``<run>-<worker>``, unique per writer.
+        rows_per_part: flush when this many rows are buffered.
+        max_age_s: flush on the next add when the oldest buffered row is this old.
+    """
+
+    def __init__(self, out_dir: str | Path, prefix: str, rows_per_part: int = 64, max_age_s: float = 30.0):
+        self.dir = Path(out_dir) / PARTS_DIR
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.prefix = prefix
+        self.rows_per_part = rows_per_part
+        self.max_age_s = max_age_s
+        self._rows: list[dict[str, Any]] = []
+        self._since = 0.0
+        self._seq = 0
+
+    def add(self, record: EpisodeRecord) -> None:
+        if not self._rows:
+            self._since = time.monotonic()
+        self._rows.append(record.to_row())
+        if len(self._rows) >= self.rows_per_part or time.monotonic() - self._since >= self.max_age_s:
+            self.flush()
+
+    def flush(self) -> Path | None:
+        """Write the buffered rows (if any) to a new part file; returns its path."""
+        if not self._rows:
+            return None
+        table = pa.Table.from_pylist(self._rows, schema=RECORD_SCHEMA)
+        path = self.dir / f"part-{self.prefix}-{self._seq:05d}.parquet"
+        tmp = self.dir / f".{path.name}.{os.getpid()}.tmp"
+        pq.write_table(table, tmp, compression="zstd")
+        tmp.replace(path)
+        self._seq += 1
+        self._rows = []
+        return path

@@ -1,0 +1,268 @@
+"""Evaluation at scale: episode-worker Ray actors, each running many episodes on asyncio.
+
+The driver keeps at most ``workers * episodes_per_worker`` episodes in flight (the bounded queue: new work is
+submitted only as episodes finish), so memory stays flat however many items there are. Workers write their
+records straight to Parquet part files; only a small summary per episode comes back to the driver.
+
+Resume: ids whose latest record is ``submitted`` or ``max_rounds`` are skipped, errored ids are run again,
+and a directory of another run (fingerprint, model, dataset, subset or sampling) is refused. Episodes lost
+with a dead actor or an unflushed buffer are found by comparing the ids recorded by this invocation with
+those it was asked to run, and are run again (up to ``max_passes``), so each one is recorded exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sws.agent import AgentConfig, LLMEndpoint, SearchAgent, ToolBox
+from sws.eval.datasets import QAItem
+from sws.eval.judge import LLMJudge
+from sws.eval.records import EpisodeRecord
+from sws.eval.results import PartWriter, load_table, new_run_id, prepare_run, recorded_status
+from sws.eval.scoring import score_prediction
+
+logger = logging.getLogger(__name__)
+
+
+class EpisodeWorker:
+    """Runs episodes on one event loop and writes their records; a Ray actor via :func:`run_evaluation`.
+
+    Args:
+        out_dir: the results directory.
+        prefix: part-file prefix, unique per worker and invocation (a restarted worker adds a new suffix).
+        config: model and sampling settings.
+        llm: :class:`sws.agent.LLMEndpoint` keyword arguments (``base_url``, ``max_concurrency``, ...).
+        tools_factory: builds the tools object inside the worker (it must pickle, e.g. a class or partial).
+        fingerprint: the environment fingerprint stored in every record.
+        judge: :class:`sws.eval.LLMJudge` keyword arguments, or None for no judge.
+        rows_per_part: records per part file.
+        tool_timeout: seconds per tool attempt.
+    """
+
+    def __init__(
+        self,
+        out_dir: str,
+        prefix: str,
+        config: AgentConfig,
+        llm: dict[str, Any],
+        tools_factory: Callable[[], ToolBox],
+        fingerprint: str,
+        judge: dict[str, Any] | None = None,
+        rows_per_part: int = 64,
+        tool_timeout: float = 180.0,
+    ):
+        self.config = config
+        self.fingerprint = fingerprint
+        self.agent = SearchAgent(LLMEndpoint(**llm), tools_factory(), config, tool_timeout=tool_timeout)
+        self.judge = LLMJudge(**judge) if judge is not None else None
+        self.writer = PartWriter(out_dir, f"{prefix}-{uuid.uuid4().hex[:6]}", rows_per_part)
+
+    async def run(self, index: int, item: QAItem) -> dict[str, Any]:
+        """One episode, scored (unless it failed) and buffered for writing; returns a small summary."""
+        episode = await self.agent.run(item.question, index)
+        scores = None
+        if episode.status != "error":
+            scores = await score_prediction(item, episode.predicted_answer, self.judge)
+        record = EpisodeRecord.from_episode(
+            item, index, episode, self.config, self.agent.schemas, self.fingerprint, scores
+        )
+        self.writer.add(record)
+        return {
+            "id": item.id,
+            "status": episode.status,
+            "f1": (scores or {}).get("f1", 0.0),
+            "gpt_judge": (scores or {}).get("gpt_judge"),
+            "error": episode.error_type,
+        }
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSummary:
+    """Counts over the selected items after a run: every item is recorded, errored or missing."""
+
+    total: int
+    recorded: int
+    errored: int
+    missing: list[str]
+    ran: int
+    elapsed_s: float
+    f1: float
+    gpt_judge: float
+
+
+def run_evaluation(
+    items: Sequence[QAItem],
+    out_dir: str | Path,
+    *,
+    config: AgentConfig,
+    llm: dict[str, Any],
+    tools_factory: Callable[[], ToolBox],
+    fingerprint: str,
+    judge: dict[str, Any] | None = None,
+    dataset: str = "",
+    subset: str = "full_test",
+    workers: int = 2,
+    episodes_per_worker: int = 64,
+    worker_num_cpus: float = 0.5,
+    rows_per_part: int = 64,
+    max_passes: int = 3,
+    progress: bool = True,
+) -> EvalSummary:
+    """Run every not-yet-recorded item of ``items`` (index = position, which seeds the episode).
+
+    ``llm["max_concurrency"]`` is the limit for the endpoint as a whole, split evenly across workers.
+    Ray must be initialised (``sws.raykit.init_ray``).
+
+    Raises:
+        RunMismatchError: ``out_dir`` holds another run.
+    """
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    out_dir = Path(out_dir)
+    prepare_run(
+        out_dir,
+        {
+            "dataset": dataset,
+            "subset": subset,
+            "model": config.model,
+            "agent_config": config.to_dict(),
+            "fingerprint": fingerprint,
+            "items": len(items),
+            "llm_base_url": llm.get("base_url"),
+            "judge": {k: judge.get(k) for k in ("model", "variant")} if judge else None,
+        },
+    )
+    status = recorded_status(out_dir)
+    todo = [(i, item) for i, item in enumerate(items) if status.get(item.id) in (None, "error")]
+    run_id = new_run_id()
+    per_worker_llm = {**llm, "max_concurrency": max(1, -(-llm.get("max_concurrency", 64) // workers))}
+    pool = _WorkerPool(
+        workers,
+        f"sws-eval-{run_id}",
+        {"num_cpus": worker_num_cpus, "max_concurrency": episodes_per_worker + 2, "max_restarts": 0},
+        (str(out_dir), run_id, config, per_worker_llm, tools_factory, fingerprint, judge, rows_per_part),
+    )
+    bar = tqdm(total=len(items), initial=len(items) - len(todo), disable=not progress, desc=dataset or "eval")
+    scores = _Running(out_dir)
+    pending = todo
+    try:
+        for _ in range(max_passes):
+            if not pending:
+                break
+            _one_pass(pending, pool, episodes_per_worker, bar, scores)
+            pool.flush()
+            written = recorded_status(out_dir, run_id)
+            pending = [(i, item) for i, item in pending if item.id not in written]
+            if pending:
+                logger.warning("%d episode(s) were lost with a worker; running them again", len(pending))
+    finally:
+        bar.close()
+        pool.kill()
+    final = recorded_status(out_dir)
+    ids = [item.id for item in items]
+    table = load_table(out_dir, ["id", "f1", "gpt_judge"])
+    return EvalSummary(
+        total=len(items),
+        recorded=sum(i in final for i in ids),
+        errored=sum(final.get(i) == "error" for i in ids),
+        missing=[i for i in ids if i not in final],
+        ran=len(todo),
+        elapsed_s=time.perf_counter() - start,
+        f1=sum(v or 0.0 for v in table["f1"].to_pylist()) / max(1, len(items)),
+        gpt_judge=sum(v or 0 for v in table["gpt_judge"].to_pylist()) / max(1, len(items)),
+    )
+
+
+class _Running:
+    """Running mean F1 / judge over recorded episodes (resumed ones included), for the progress bar."""
+
+    def __init__(self, out_dir: Path):
+        table = load_table(out_dir, ["f1", "gpt_judge"])
+        self.n = table.num_rows
+        self.f1 = sum(v or 0.0 for v in table["f1"].to_pylist())
+        self.judge = sum(v or 0 for v in table["gpt_judge"].to_pylist())
+
+    def add(self, summary: dict[str, Any]) -> str:
+        self.n += 1
+        self.f1 += summary["f1"] or 0.0
+        self.judge += summary["gpt_judge"] or 0
+        return f"avg F1={100 * self.f1 / self.n:.2f} | avg llm_judge={self.judge / self.n:.2f}"
+
+
+class _WorkerPool:
+    """Episode-worker actors; a dead one is replaced by a fresh actor (its lost episodes run again later)."""
+
+    def __init__(self, size: int, name: str, options: dict[str, Any], args: tuple):
+        import ray
+
+        self._cls = ray.remote(EpisodeWorker)
+        self._name, self._options, self._args = name, options, args
+        self._generation = 0
+        self.actors = [self._spawn(w) for w in range(size)]
+
+    def _spawn(self, w: int):
+        self._generation += 1
+        out_dir, run_id, *rest = self._args
+        name = f"{self._name}-w{w}-g{self._generation}"
+        return self._cls.options(name=name, **self._options).remote(out_dir, f"{run_id}-w{w:03d}", *rest)
+
+    def replace(self, w: int, dead) -> None:
+        if self.actors[w] is dead:
+            logger.warning("episode worker %d died; starting a new one", w)
+            self.actors[w] = self._spawn(w)
+
+    def flush(self) -> None:
+        import ray
+        from ray.exceptions import RayActorError
+
+        for w, actor in enumerate(self.actors):
+            try:
+                ray.get(actor.flush.remote())
+            except RayActorError:
+                self.replace(w, actor)
+
+    def kill(self) -> None:
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor)
+
+
+def _one_pass(pending, pool: _WorkerPool, per_worker: int, bar, scores: _Running) -> None:
+    import ray
+    from ray.exceptions import RayActorError
+
+    queue = deque(pending)
+    in_flight: dict[Any, tuple[int, Any]] = {}
+    load = [0] * len(pool.actors)
+    errors = 0
+    while queue or in_flight:
+        while queue and len(in_flight) < per_worker * len(pool.actors):
+            w = min(range(len(load)), key=load.__getitem__)
+            index, item = queue.popleft()
+            actor = pool.actors[w]
+            in_flight[actor.run.remote(index, item)] = (w, actor)
+            load[w] += 1
+        ready, _ = ray.wait(list(in_flight), num_returns=min(len(in_flight), 64), timeout=0.5)
+        for ref in ready:
+            w, actor = in_flight.pop(ref)
+            load[w] -= 1
+            try:
+                summary = ray.get(ref)
+            except RayActorError:  # the episode is found missing after the pass and run again
+                pool.replace(w, actor)
+                continue
+            errors += summary["status"] == "error"
+            bar.update(1)
+            bar.set_postfix_str(f"{scores.add(summary)} | errors={errors}", refresh=False)

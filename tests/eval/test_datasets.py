@@ -1,0 +1,234 @@
+"""Loaders over every QA file in tests/data/qa (copies of ../shared/data/qa) and the official forms."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sws.eval import (
+    DatasetError,
+    QAItem,
+    canonical_dataset,
+    gold_and_aliases,
+    load_dataset,
+    random_subset,
+    select,
+    subset_by_ids,
+)
+
+QA = Path(__file__).parents[1] / "data" / "qa"
+
+FILES = {
+    "2wikimultihop_test_questions_and_answers.json": ("2WikiMultiHopQA", 12_576),
+    "2wikimultihopqa_dev.searchr1.parquet": ("2WikiMultiHopQA", 12_576),
+    "hotpotqa_test_questions_and_answers.json": ("HotpotQA", 7_405),
+    "hotpotqa_dev.searchr1.parquet": ("HotpotQA", 7_405),
+    "musique_test_questions_and_answers.json": ("MuSiQue", 2_417),
+    "musique_dev.searchr1.parquet": ("MuSiQue", 2_417),
+    "frames_test_set.csv": ("FRAMES", 824),
+    "popqa_test_sample1000_seed42.flashrag.jsonl": ("PopQA", 1_000),
+    "bamboogle_test.flashrag.jsonl": ("Bamboogle", 125),
+    "bamboogle_test_questions_and_answers.json": ("Bamboogle", 125),
+}
+
+_cache: dict[str, list[QAItem]] = {}
+
+
+def items_of(name: str) -> list[QAItem]:
+    if name not in _cache:
+        _cache[name] = load_dataset(QA / name)
+    return _cache[name]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_counts_names_unique_ids(name):
+    dataset, n = FILES[name]
+    items = items_of(name)
+    assert len(items) == n
+    assert {i.dataset for i in items} == {dataset}
+    assert len({i.id for i in items}) == n
+    assert all(i.question.strip() and isinstance(i.answer, str) for i in items)
+
+
+@pytest.mark.parametrize(
+    ("json_name", "parquet_name"),
+    [
+        ("2wikimultihop_test_questions_and_answers.json", "2wikimultihopqa_dev.searchr1.parquet"),
+        ("hotpotqa_test_questions_and_answers.json", "hotpotqa_dev.searchr1.parquet"),
+        ("musique_test_questions_and_answers.json", "musique_dev.searchr1.parquet"),
+    ],
+)
+def test_json_and_searchr1_forms_agree(json_name, parquet_name):
+    assert items_of(json_name) == items_of(parquet_name)
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if n.endswith(".json")])
+def test_plain_json_answers_as_in_file(name):
+    raw = json.loads((QA / name).read_text(encoding="utf-8"))
+    items = items_of(name)
+    assert [(i.question, i.answer, i.aliases) for i in items] == [
+        (r["question"], r["answer"], ()) for r in raw
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if n.endswith(".jsonl")])
+def test_flashrag_gold_then_aliases(name):
+    rows = [json.loads(line) for line in (QA / name).read_text(encoding="utf-8").splitlines()]
+    items = items_of(name)
+    assert [i.id for i in items] == [r["id"] for r in rows]
+    for item, row in zip(items, rows):
+        gold = row["golden_answers"]
+        assert item.answer == gold[0]
+        assert item.aliases == tuple(s.strip() for s in gold[1:] if s.strip())
+
+
+def test_spot_values():
+    popqa = items_of("popqa_test_sample1000_seed42.flashrag.jsonl")[0]
+    assert popqa == QAItem(
+        "test_10207",
+        "Who was the composer of Easy Living?",
+        "Ralph Rainger",
+        ("Ralph Reichenthal",),
+        "composer",
+        "PopQA",
+    )
+    frames = items_of("frames_test_set.csv")
+    assert (frames[0].id, frames[0].answer, frames[0].type) == ("0", "Jane Ballou", "Multiple constraints")
+    assert frames[-1].id == "823"
+    assert frames[0].question.endswith("future wife's name? ")  # unstripped, as in the file
+    hotpot = items_of("hotpotqa_dev.searchr1.parquet")
+    assert (hotpot[0].question, hotpot[0].answer, hotpot[0].type) == (
+        "Were Scott Derrickson and Ed Wood of the same nationality?",
+        "yes",
+        "default",
+    )
+    assert items_of("musique_dev.searchr1.parquet")[0].type == "unknown"  # no MuSiQue id to take it from
+    assert items_of("bamboogle_test.flashrag.jsonl")[0].answer == "james madison"
+
+
+def test_generated_ids_are_stable_and_repeat_suffixed():
+    two_wiki = items_of("2wikimultihop_test_questions_and_answers.json")
+    assert two_wiki[0].id == "fbe236cc3cd00680"  # sha1("2WikiMultiHopQA\0" + question)[:16]
+    musique = items_of("musique_test_questions_and_answers.json")
+    repeats = [i for i in musique if i.id.endswith("-2")]
+    assert len(repeats) == 5  # MuSiQue dev has five repeated (question, answer) pairs
+    assert all(i.id[:-2] in {j.id for j in musique} for i in repeats)
+
+
+def test_random_300_is_seeded_and_in_file_order():
+    for name in (
+        "2wikimultihopqa_dev.searchr1.parquet",
+        "frames_test_set.csv",
+        "bamboogle_test.flashrag.jsonl",
+    ):
+        items = items_of(name)
+        sample = select(items, "random_300")
+        assert len(sample) == min(300, len(items))
+        assert sample == select(items, "random_300")
+        positions = [items.index(i) for i in sample]
+        assert positions == sorted(positions)
+    frames = items_of("frames_test_set.csv")
+    assert random_subset(frames, 300, seed=1) != random_subset(frames, 300, seed=2)
+    assert select(frames, "full_test") == frames
+
+
+def test_subsets_from_ids(tmp_path):
+    items = items_of("frames_test_set.csv")
+    assert [i.id for i in subset_by_ids(items, ["5", "3", "800"])] == ["5", "3", "800"]
+    (tmp_path / "ids.txt").write_text("7\n\n2\n")
+    assert [i.id for i in select(items, str(tmp_path / "ids.txt"))] == ["7", "2"]
+    (tmp_path / "ids.json").write_text(json.dumps([{"id": "9", "question": "q"}, "4"]))
+    assert [i.id for i in select(items, str(tmp_path / "ids.json"))] == ["9", "4"]
+    with pytest.raises(DatasetError, match="not in the dataset"):
+        subset_by_ids(items, ["5", "nope"])
+    with pytest.raises(DatasetError, match="unknown subset"):
+        select(items, "random_301")
+
+
+@pytest.mark.parametrize(
+    ("answer", "answers", "aliases", "expected"),
+    [
+        ("a", None, None, ("a", ())),
+        ("a", None, [" b ", "", None, "c"], ("a", ("b", "c"))),
+        (None, ["a", "b", " "], ["ignored"], ("a", ("b",))),
+        ("a", ["a", "b"], ["ignored"], ("a", ("a", "b"))),  # answer given: all of answers are aliases
+        (3, None, None, ("3", ())),
+        (None, [], None, None),
+        (None, None, ["x"], None),
+    ],
+)
+def test_gold_and_aliases_rules(answer, answers, aliases, expected):
+    assert gold_and_aliases(answer, answers, aliases) == expected
+
+
+def test_official_forms(tmp_path):
+    (tmp_path / "dev.json").write_text(
+        json.dumps([{"_id": "abc", "type": "comparison", "question": "Q1?", "answer": "yes", "context": []}])
+    )
+    assert load_dataset(tmp_path / "dev.json", "2wiki") == [
+        QAItem("abc", "Q1?", "yes", (), "comparison", "2WikiMultiHopQA")
+    ]
+
+    (tmp_path / "musique_ans_v1.0_dev.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "2hop__1_2",
+                "question": "Q?",
+                "answer": "A",
+                "answer_aliases": ["Alias"],
+                "answerable": True,
+            }
+        )
+        + "\n"
+        + json.dumps({"id": "3hop1__9", "prompt": "P?", "answer": None})  # no gold: dropped
+        + "\n"
+    )
+    assert load_dataset(tmp_path / "musique_ans_v1.0_dev.jsonl") == [
+        QAItem("2hop__1_2", "Q?", "A", ("Alias",), "2hop", "MuSiQue")
+    ]
+
+    (tmp_path / "popQA.tsv").write_text(
+        "id\tsubj\tprop\tobj\tquestion\tpossible_answers\n"
+        '4222\tGeorge Rankin\toccupation\tpolitician\tWhat is George Rankin\'s occupation?\t["politician", "political leader"]\n'
+    )
+    assert load_dataset(tmp_path / "popQA.tsv") == [
+        QAItem(
+            "4222",
+            "What is George Rankin's occupation?",
+            "politician",
+            ("political leader",),
+            "occupation",
+            "PopQA",
+        )
+    ]
+
+    (tmp_path / "frames_test.tsv").write_text(
+        "\tPrompt\tAnswer\treasoning_types\n0\tWho?\tHim\tNumerical reasoning\n"
+    )
+    assert load_dataset(tmp_path / "frames_test.tsv") == [
+        QAItem("0", "Who?", "Him", (), "Numerical reasoning", "FRAMES")
+    ]
+
+    (tmp_path / "Bamboogle Prerelease.csv").write_text('Question,Answer\n"Who, then?",Someone\n')
+    (item,) = load_dataset(tmp_path / "Bamboogle Prerelease.csv")
+    assert (item.question, item.answer, item.type) == ("Who, then?", "Someone", "default")
+
+    (tmp_path / "bamboogle.jsonl").write_text(
+        json.dumps({"id": "x", "question": "", "prompt": "From prompt?", "answers": ["A", "B"]}) + "\n"
+    )
+    assert load_dataset(tmp_path / "bamboogle.jsonl")[0].question == "From prompt?"
+
+
+def test_errors(tmp_path):
+    with pytest.raises(DatasetError, match="unknown dataset"):
+        canonical_dataset("squad")
+    assert canonical_dataset("2wikimultihopqa") == canonical_dataset("2Wiki") == "2WikiMultiHopQA"
+    (tmp_path / "hotpot.txt").write_text("x")
+    with pytest.raises(DatasetError, match="unsupported"):
+        load_dataset(tmp_path / "hotpot.txt")
+    (tmp_path / "q.json").write_text("[]")
+    with pytest.raises(DatasetError, match="cannot tell the dataset"):
+        load_dataset(tmp_path / "q.json")
+    (tmp_path / "hotpot.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(DatasetError, match="no question column"):
+        load_dataset(tmp_path / "hotpot.csv")

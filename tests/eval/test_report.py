@@ -1,0 +1,94 @@
+"""Tables 3-6 from results directories: denominators are the dataset size, failures are shown."""
+
+import pytest
+
+from sws.agent import AgentConfig, Episode
+from sws.env import tool_schemas
+from sws.eval import QAItem
+from sws.eval.records import EpisodeRecord
+from sws.eval.report import collect, report_tables, score_table, tool_use_table, write_report
+from sws.eval.results import PartWriter, prepare_run
+
+
+def make_run(root, dataset, model, outcomes, items, subset="full_test"):
+    """outcomes: (status, f1, judge, rounds, searches, opens, tokens, seconds) per recorded item."""
+    out = root / f"{dataset}-{model}-{subset}"
+    config = AgentConfig(model=model)
+    run = {
+        "dataset": dataset,
+        "subset": subset,
+        "model": model,
+        "agent_config": config.to_dict(),
+        "fingerprint": "f",
+    }
+    prepare_run(out, {**run, "items": items})
+    writer = PartWriter(out, "r-w0")
+    for i, (status, f1, judge, rounds, searches, opens, tokens, seconds) in enumerate(outcomes):
+        ep = Episode(messages=[], status=status, rounds=rounds, time_cost=seconds)
+        ep.tool_calls.update({"search": searches, "open_url": opens})
+        ep.usage["total_tokens"] = tokens
+        scores = (
+            None if status == "error" else {"f1": f1, **({"gpt_judge": judge} if judge is not None else {})}
+        )
+        item = QAItem(f"{i}", "Q", "A", (), "default", dataset)
+        writer.add(EpisodeRecord.from_episode(item, i, ep, config, tool_schemas(), "f", scores))
+    writer.flush()
+    return out
+
+
+def test_tables(tmp_path):
+    ok = ("submitted", 1.0, 1, 3, 2, 1, 1000, 2.0)
+    make_run(
+        tmp_path, "2WikiMultiHopQA", "Qwen3.5-9B", [ok, ok, ("max_rounds", 0.0, 0, 20, 15, 5, 9000, 10.0)], 4
+    )
+    make_run(tmp_path, "Bamboogle", "Qwen3.5-9B", [ok, ("error", 0, None, 1, 0, 0, 10, 0.5)], 2)
+    make_run(tmp_path, "Bamboogle", "Qwen3.5-4B", [ok, ("submitted", 0.5, None, 2, 1, 0, 500, 1.0)], 2)
+    make_run(tmp_path, "HotpotQA", "gpt-5.4", [ok], 1, subset="random_300")
+    stats = collect([tmp_path])
+    assert len(stats) == 4
+
+    scores = score_table(stats, "full_test")
+    assert scores.columns == [
+        "Model",
+        "2Wiki n",
+        "2Wiki F1",
+        "2Wiki Judge",
+        "Bamboogle n",
+        "Bamboogle F1",
+        "Bamboogle Judge",
+    ]
+    assert scores.rows == [
+        ["Qwen3.5-4B", "-", "-", "-", "2", "75.00", "50.00"],  # a missing verdict counts 0
+        ["Qwen3.5-9B", "4", "50.00", "50.00", "2", "50.00", "50.00"],  # dataset size is the denominator
+    ]
+    assert scores.notes == [
+        "2Wiki / Qwen3.5-9B: 0 errored, 1 missing of 4 (counted as 0)",
+        "Bamboogle / Qwen3.5-9B: 1 errored, 0 missing of 2 (counted as 0)",
+    ]
+    tools = tool_use_table(stats, "Qwen3.5-9B")
+    assert tools.rows[0] == ["2Wiki", "4", "8.67", "6.33", "2.33", "50.00", "3,667", "4.67"]
+    assert score_table(stats, "random_300").rows == [["gpt-5.4-2026-03-05", "1", "100.00", "100.00"]]
+    assert [t.title for t in report_tables(stats)] == [
+        "full_test: F1 and LLM-judge accuracy (%)",
+        "random_300: F1 and LLM-judge accuracy (%)",
+        "full_test: tool-use statistics for Qwen3.5-4B",
+        "full_test: tool-use statistics for Qwen3.5-9B",
+        "random_300: tool-use statistics for gpt-5.4-2026-03-05",
+    ]
+
+    md, tex, csv_path = write_report(stats, tmp_path / "report", plots=False)
+    text = md.read_text()
+    assert "| Qwen3.5-9B | 4 | 50.00 | 50.00 | 2 | 50.00 | 50.00 |" in text
+    assert "- Bamboogle / Qwen3.5-9B: 1 errored" in text
+    assert r"\begin{tabular}{lrrrrrrr}" in tex.read_text() and r"Submit (\%)" in tex.read_text()
+    header, *lines = csv_path.read_text().splitlines()
+    assert header.startswith("dataset,subset,model,n,recorded,errored,missing,f1,judge") and len(lines) == 4
+
+
+def test_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    ok = ("submitted", 1.0, 1, 3, 2, 1, 1000, 2.0)
+    make_run(tmp_path, "HotpotQA", "Qwen3.5-9B", [ok], 1)
+    make_run(tmp_path, "PopQA", "Qwen3.5-4B", [ok, ok], 2)
+    *_, plot = write_report(collect([tmp_path]), tmp_path / "report")
+    assert plot.name == "tool_use_full_test.png" and plot.read_bytes()[:4] == b"\x89PNG"
