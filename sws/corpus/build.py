@@ -22,7 +22,9 @@ class CorpusBuildError(RuntimeError):
     """The build cannot start or cannot go on (bad inputs, a directory of another build)."""
 
 
-def _plan(out_dir: Path, dumps: list[str], index_paths: list[str], options: dict, streams_per_shard: int) -> dict:
+def _plan(
+    out_dir: Path, dumps: list[str], index_paths: list[str], options: dict, streams_per_shard: int
+) -> dict:
     try:
         units = plan_units(dumps, index_paths, streams_per_shard)
     except DumpError as exc:
@@ -52,7 +54,8 @@ def _same_files(recorded: list[dict], paths: list[str]) -> bool:
     if len(recorded) != len(paths):
         return False
     return all(
-        r["path"] == str(Path(p).resolve()) and r["bytes"] == Path(p).stat().st_size for r, p in zip(recorded, paths)
+        r["path"] == str(Path(p).resolve()) and r["bytes"] == Path(p).stat().st_size
+        for r, p in zip(recorded, paths)
     )
 
 
@@ -90,10 +93,16 @@ def build_corpus(
     pending = [i for i in range(len(units)) if not stats_path(out_dir, i).is_file()]
     if pending:
         size = workers or max(1, min(len(pending), int(ray.cluster_resources().get("CPU", 1))))
-        items = [{"shard": i, "path": units[i].path, "start": units[i].start, "end": units[i].end} for i in pending]
+        items = [
+            {"shard": i, "path": units[i].path, "start": units[i].start, "end": units[i].end} for i in pending
+        ]
         dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
             _ShardActor,
-            fn_constructor_kwargs={"out_dir": str(out_dir), "clean": options["clean"], "chunk": options["chunk"]},
+            fn_constructor_kwargs={
+                "out_dir": str(out_dir),
+                "clean": options["clean"],
+                "chunk": options["chunk"],
+            },
             batch_size=1,
             batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=size),
@@ -158,7 +167,10 @@ def _write_manifest(out_dir: Path, plan: dict, units: list[DumpUnit], seconds: f
         },
         "reconciled": accounted == counts["pages"],
         "input_errors": errors,
-        "durations": {"wall_s": round(seconds, 3), "shard_s": round(sum(s["seconds"] for s in shard_stats), 3)},
+        "durations": {
+            "wall_s": round(seconds, 3),
+            "shard_s": round(sum(s["seconds"] for s in shard_stats), 3),
+        },
         "versions": versions(),
     }
     write_atomically(out_dir / "manifest.json", lambda tmp: tmp.write_text(json.dumps(manifest, indent=1)))

@@ -50,7 +50,9 @@ class SectionChunker:
 
     def __init__(self, counter: TokenCounter, target_tokens: int = 1536, tolerance: float = 0.2) -> None:
         if target_tokens < 16 or not 0 <= tolerance < 1:
-            raise ValueError(f"need target_tokens >= 16 and 0 <= tolerance < 1, got {target_tokens}, {tolerance}")
+            raise ValueError(
+                f"need target_tokens >= 16 and 0 <= tolerance < 1, got {target_tokens}, {tolerance}"
+            )
         self.counter = counter
         self.target = target_tokens
         self.min_tokens = round(target_tokens * (1 - tolerance))

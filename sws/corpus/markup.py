@@ -12,8 +12,24 @@ import time
 COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # Tags dropped with their content. A self-closing form (<ref name=x />) is dropped on its own.
 DROPPED_ELEMENTS = (
-    "ref", "gallery", "math", "chem", "ce", "score", "timeline", "graph", "imagemap", "mapframe", "maplink",
-    "templatedata", "templatestyles", "references", "inputbox", "categorytree", "hiero", "section",
+    "ref",
+    "gallery",
+    "math",
+    "chem",
+    "ce",
+    "score",
+    "timeline",
+    "graph",
+    "imagemap",
+    "mapframe",
+    "maplink",
+    "templatedata",
+    "templatestyles",
+    "references",
+    "inputbox",
+    "categorytree",
+    "hiero",
+    "section",
 )
 SELF_CLOSING = re.compile(r"<(?:%s)\b[^>]*/>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE)
 ELEMENT_WITH_CONTENT = re.compile(
@@ -21,7 +37,7 @@ ELEMENT_WITH_CONTENT = re.compile(
 )
 UNCLOSED_OPENING = re.compile(r"<(?:%s)\b[^>]*>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE)
 NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>|<nowiki\s*/>", re.IGNORECASE | re.DOTALL)
-BR = re.compile(r"<br\s*/?>|</br\s*>", re.IGNORECASE)
+BR = re.compile(r"<br\s*/?\s*>|</br\s*>", re.IGNORECASE)
 ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 BRACES = re.compile(r"\{\{|\}\}")
 BRACKETS = re.compile(r"\[\[|\]\]")

@@ -61,7 +61,11 @@ def pack_multistream(
 ) -> tuple[Path, Path, int]:
     """Write ``out_dump`` (multistream bz2) and its index; returns both paths and the number of pages packed."""
     out_dump = Path(out_dump)
-    out_index = Path(out_index) if out_index else out_dump.with_name(out_dump.name.replace(".xml.bz2", "") + "-index.txt.bz2")
+    out_index = (
+        Path(out_index)
+        if out_index
+        else out_dump.with_name(out_dump.name.replace(".xml.bz2", "") + "-index.txt.bz2")
+    )
     header, pages, trailer = _split_dump(source)
     n_pages = 0
     with open(out_dump, "wb") as dump, bz2.open(out_index, "wt", encoding="utf-8") as index:

@@ -7,6 +7,7 @@ A shard's stats file is written last (atomically), so its presence means the sha
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections import Counter
@@ -22,6 +23,7 @@ from sws.corpus.pages import Page
 from sws.corpus.tokens import token_counter
 from sws.corpus.wikitext import WikitextConverter
 
+logger = logging.getLogger(__name__)
 TABLES = {"chunks": schema.CHUNKS, "docs": schema.DOCS, "redirects": schema.REDIRECTS}
 
 
@@ -52,7 +54,11 @@ class CorpusShardBuilder:
     """
 
     def __init__(
-        self, out_dir: str | Path, converter: WikitextConverter, chunker: SectionChunker, drop_disambiguation: bool
+        self,
+        out_dir: str | Path,
+        converter: WikitextConverter,
+        chunker: SectionChunker,
+        drop_disambiguation: bool,
     ) -> None:
         self.out_dir = Path(out_dir)
         self.converter = converter
@@ -66,7 +72,9 @@ class CorpusShardBuilder:
         drop_disambiguation = clean.pop("drop_disambiguation")
         converter = WikitextConverter(**clean)
         chunker = SectionChunker(
-            token_counter(chunk["tokenizer"]), target_tokens=chunk["target_tokens"], tolerance=chunk["tolerance"]
+            token_counter(chunk["tokenizer"]),
+            target_tokens=chunk["target_tokens"],
+            tolerance=chunk["tolerance"],
         )
         return cls(out_dir, converter, chunker, drop_disambiguation)
 
@@ -78,7 +86,11 @@ class CorpusShardBuilder:
         reader = WikiDumpReader(unit)
         for page in reader.pages():
             counts["pages"] += 1
-            self._process(page, counts, rows)
+            try:
+                self._process(page, counts, rows)
+            except Exception:  # a bug costs one page, counted and logged, never the shard
+                counts["skipped_processing_error"] += 1
+                logger.exception("page %s (%r) failed; skipped", page.page_id, page.title)
         incomplete = reader.pages_started - counts["pages"] - reader.pages_malformed
         counts["pages"] += reader.pages_malformed + incomplete
         counts["skipped_malformed_page"] += reader.pages_malformed
@@ -96,7 +108,9 @@ class CorpusShardBuilder:
             "input_error": reader.error,
             "seconds": round(time.perf_counter() - started, 3),
         }
-        write_atomically(stats_path(self.out_dir, index), lambda tmp: tmp.write_text(json.dumps(stats, indent=1)))
+        write_atomically(
+            stats_path(self.out_dir, index), lambda tmp: tmp.write_text(json.dumps(stats, indent=1))
+        )
         return stats
 
     def _process(self, page: Page, counts: Counter, rows: dict[str, list[dict]]) -> None:

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 
 CELL_ATTRIBUTES = re.compile(r'^\s*(?:[A-Za-z-]+\s*=\s*(?:"[^"]*"|\'[^\']*\'|[^\s|]+)\s*)+$')
+# attributes left alone in a cell whose content was a dropped template: `|| bgcolor="pink" ||`
+QUOTED_ATTRIBUTES_ONLY = re.compile(r'^\s*(?:[A-Za-z-]+\s*=\s*"[^"]*"\s*)+$')
 
 
 def _table_line(line: str) -> str:
@@ -22,7 +24,10 @@ def _split_cells(body: str, header: bool) -> list[str]:
     out = []
     for cell in cells:
         attrs, sep, content = cell.partition("|")
-        out.append(content if sep and (not attrs.strip() or CELL_ATTRIBUTES.match(attrs)) else cell)
+        if sep and (not attrs.strip() or CELL_ATTRIBUTES.match(attrs)):
+            out.append(content)
+        else:
+            out.append("" if QUOTED_ATTRIBUTES_ONLY.match(cell) else cell)
     return out
 
 

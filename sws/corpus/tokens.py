@@ -14,16 +14,35 @@ from functools import cache
 from importlib import resources
 from typing import Protocol
 
-QWEN2_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
+QWEN2_PATTERN = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 # The added tokens of Qwen3's tokenizer.json (ids 151643..151668): matched as whole tokens in any text.
 QWEN3_ADDED_TOKENS = (
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>",
-    "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
-    "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>",
-    "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
-    "<think>", "</think>",
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
 )
 
 
@@ -51,7 +70,9 @@ class TiktokenQwenCounter:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
         added = {tok: len(ranks) + i for i, tok in enumerate(QWEN3_ADDED_TOKENS)}
-        self._enc = tiktoken.Encoding(name="qwen3", pat_str=QWEN2_PATTERN, mergeable_ranks=ranks, special_tokens=added)
+        self._enc = tiktoken.Encoding(
+            name="qwen3", pat_str=QWEN2_PATTERN, mergeable_ranks=ranks, special_tokens=added
+        )
 
     def encode(self, text: str) -> list[int]:
         return self._enc.encode(unicodedata.normalize("NFC", text), allowed_special="all")

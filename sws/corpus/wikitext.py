@@ -25,11 +25,12 @@ from sws.corpus.templates import TemplateCall, is_rendered, normalise_name, rend
 
 HEADING = re.compile(r"^(={1,6})[ \t]*(.+?)[ \t]*\1[ \t]*$", re.MULTILINE)
 EXTERNAL_LINK = re.compile(r"\[(?:https?:|ftp:|mailto:)?//[^\s\]]*(?:[ \t]+([^\]\n]*))?\]")
-DROPPED_NAMESPACES = re.compile(
-    r"^\s*(?:file|image|media|category|imagen|datei|fichier)\s*:", re.IGNORECASE
-)
+DROPPED_NAMESPACES = re.compile(r"^\s*(?:file|image|media|category|imagen|datei|fichier)\s*:", re.IGNORECASE)
 INTERLANGUAGE = re.compile(r"^[a-z]{2,3}(?:-[a-z]{2,8})*\s*:", re.IGNORECASE)
-BOLD_ITALIC = re.compile(r"'{5}|'{3}|'{2}")
+QUOTE_RUN = re.compile(r"'{2,}")
+MARKUP_CHARACTERS = re.compile(r"[{}\[\]<>|=']+")
+APOSTROPHE_THEN_ITALICS = re.compile(r"(?<=[^\s'])'''(?!')")
+SPACE_BEFORE_PUNCTUATION = re.compile(r"(?<=\S) +(?=[,;:.](?:\s|$))")
 LIST_MARKER = re.compile(r"^([*#:;]+)\s*")
 SPACES = re.compile(r"(?<=\S)[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 ZERO_WIDTH = re.compile(r"[\u200b\u200c\u200d\ufeff\u2060]")
@@ -39,7 +40,7 @@ EMPTY_PARENS = re.compile(r" ?\((?:[\s,;:]|or|and)*\)")
 RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}")
 INFOBOX_SKIPPED_KEYS = re.compile(
     r"^(?:.*image.*|alt|caption|logo.*|signature.*|map(?:[ _].*)?|pushpin.*|module\d*|embed|child|footnotes|"
-    r"coordinates|coords|label_position|relief|mapframe.*|.*_size|.*_upright|.*_alt)$",
+    r"coordinates|coords|label_position|relief|mapframe.*|.*_size|.*_upright|.*_alt|.*width.*|(?:.*[ _])?ref)$",
     re.IGNORECASE,
 )
 PREAMBLE = "Preamble"
@@ -116,7 +117,9 @@ class WikitextConverter:
         try:
             deadline = Deadline(self.page_timeout_s)
             raw = _split_sections(markup.strip_comments_and_refs(wikitext))
-            return Document(title, self._assemble(raw, lambda text, lead: self._body(text, lead, today, deadline)))
+            return Document(
+                title, self._assemble(raw, lambda text, lead: self._body(text, lead, today, deadline))
+            )
         except PageTimeout:
             return self._fallback(title, wikitext, f"timeout after {self.page_timeout_s}s")
         except (RecursionError, MemoryError, ValueError, IndexError, KeyError, TypeError) as exc:
@@ -166,13 +169,16 @@ class WikitextConverter:
             if depth >= self.max_template_depth:
                 return ""
             if name.startswith("formatnum:"):
-                return params[0].split(":", 1)[1]
+                number = self._templates(params[0].split(":", 1)[1], today, deadline, depth + 1, None).strip()
+                return f"{int(number):,}" if number.isdigit() else number
             if infobox is not None and not infobox and name.startswith("infobox"):
                 infobox.extend(self._infobox(params, today, deadline, depth))
                 return ""
             if not is_rendered(name):
                 return ""
-            call = TemplateCall(params[0], [self._templates(p, today, deadline, depth + 1, None) for p in params[1:]])
+            call = TemplateCall(
+                params[0], [self._templates(p, today, deadline, depth + 1, None) for p in params[1:]]
+            )
             return render_template(call, today) or ""
 
         return markup.replace_spans(text, markup.balanced_spans(text), render)
@@ -187,7 +193,9 @@ class WikitextConverter:
             value = self._templates(value, today, deadline, depth + 1, None)
             value = EXTERNAL_LINK.sub(lambda m: m.group(1) or "", self._links(value, deadline))
             value = _inline_cleanup(value, "br-semicolon")
-            value = "; ".join(p for p in (LIST_MARKER.sub("", line).strip() for line in value.split("\n")) if p)
+            value = "; ".join(
+                p for p in (LIST_MARKER.sub("", line).strip() for line in value.split("\n")) if p
+            )
             value = " ".join(value.split())
             if value and not IMAGE_FILE.search(value):
                 rows.append(f"| {key.replace('_', ' ')} | {value.replace('|', chr(92) + '|')} |")
@@ -220,7 +228,9 @@ class WikitextConverter:
     def _inline_text(self, text: str) -> str:
         deadline = Deadline(self.page_timeout_s)
         text = self._templates(text, None, deadline, 0, None)
-        return _inline_cleanup(EXTERNAL_LINK.sub(lambda m: m.group(1) or "", self._links(text, deadline)), "br-space")
+        return _inline_cleanup(
+            EXTERNAL_LINK.sub(lambda m: m.group(1) or "", self._links(text, deadline)), "br-space"
+        )
 
     # -- fallback -----------------------------------------------------------------------------------------
 
@@ -228,8 +238,9 @@ class WikitextConverter:
         try:
             raw = _split_sections(markup.strip_comments_and_refs(wikitext))
             sections = self._assemble(raw, lambda text, lead: _plain_text(text))
-        except Exception:  # the fallback of the fallback: one section of stripped text
-            sections = _number([(1, PREAMBLE, _plain_text(wikitext[: self.max_page_chars]))])
+        except Exception:  # the fallback of the fallback: the words, without markup characters
+            words = MARKUP_CHARACTERS.sub(" ", wikitext[: self.max_page_chars]).split()
+            sections = [Section("0", PREAMBLE, unicodedata.normalize("NFC", " ".join(words)))]
         return Document(title, sections, f"plaintext-fallback:{reason}")
 
 
@@ -309,7 +320,7 @@ def _inline_cleanup(text: str, br: str) -> str:
     text = markup.BR.sub({"br-space": " ", "br-newline": "\n", "br-semicolon": "\n"}[br], text)
     text = markup.ANY_TAG.sub("", text)
     text = markup.MAGIC_WORD.sub("", text)
-    text = BOLD_ITALIC.sub("", text)
+    text = _strip_quotes(text)
     text = html.unescape(text)
     text = ZERO_WIDTH.sub("", text)
     return SPACES.sub(" ", text)
@@ -319,8 +330,28 @@ def _one_line(text: str) -> str:
     return " ".join(RESIDUE.sub("", text).split())
 
 
+def _strip_quotes(text: str) -> str:
+    """Remove bold/italic quote runs as MediaWiki reads them. With an odd number of both two- and three-quote
+    runs on a line, one three-quote run after a word is an apostrophe plus italics: ''A Proposal'''s -> A Proposal's."""
+    if "''" not in text:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        runs = [len(r) for r in QUOTE_RUN.findall(line)]
+        if sum(n in (2, 5) for n in runs) % 2 and sum(n in (3, 5) for n in runs) % 2:
+            line = APOSTROPHE_THEN_ITALICS.sub("'", line, count=1)
+        lines.append(QUOTE_RUN.sub(_quote_run, line))
+    return "\n".join(lines)
+
+
+def _quote_run(match: re.Match) -> str:
+    """Runs of 2, 3 and 5 quotes (and junk runs over 5) are markup; 4 is an apostrophe then bold."""
+    return "'" if len(match.group()) == 4 else ""
+
+
 def _tidy(text: str) -> str:
     text = EMPTY_PARENS.sub("", RESIDUE.sub("", text))
+    text = SPACE_BEFORE_PUNCTUATION.sub("", text)
     lines = [line.rstrip() for line in text.split("\n")]
     text = BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
     return unicodedata.normalize("NFC", text)

@@ -25,3 +25,20 @@ def test_every_sample_reconciles(index, wiki_samples, tmp_path):
     assert len(docs) == counts.get("articles", 0) and len(chunks) == counts.get("chunks", 0)
     assert sum(c["n_tokens"] for c in chunks) == sum(d["n_tokens"] for d in docs) == counts.get("tokens", 0)
     assert pq.read_table(tmp_path / "redirects").num_rows == counts.get("redirects", 0)
+
+
+def test_a_page_that_breaks_the_pipeline_is_a_counted_skip(tmp_path, wiki_samples, monkeypatch):
+    path = next(p for p in wiki_samples if p.name == "wikipedia2vec_enwiki-pages-articles-sample.xml.bz2")
+    plain = to_dict(load_config())
+    builder = CorpusShardBuilder.from_options(tmp_path, plain["clean"], plain["chunk"])
+    real_chunk = builder.chunker.chunk
+
+    def chunk(doc):
+        if doc.title == "Accessibility":
+            raise RuntimeError("boom")
+        return real_chunk(doc)
+
+    monkeypatch.setattr(builder.chunker, "chunk", chunk)
+    counts = builder.build(0, DumpUnit(str(path)))["counts"]
+    assert counts["skipped_processing_error"] == 1 and counts["articles"] == 1
+    assert counts["pages"] == counts["articles"] + counts["redirects"] + counts["skipped_processing_error"]

@@ -165,3 +165,18 @@ def test_timeout_falls_back_to_plain_text():
 
 def test_output_is_nfc(converter):
     assert convert(converter, "Cafe\u0301") == "Section 0: Preamble\nCafé"
+
+
+@pytest.mark.parametrize(
+    ("wikitext", "markdown"),
+    [
+        ("He used ''A Modest Proposal'''s satire.", "He used A Modest Proposal's satire."),
+        ("'''Bold''' and ''it'' and '''''both'''''", "Bold and it and both"),
+        ("(${{formatnum:{{Inflation|US|800|1861}}}} now) {{formatnum:1234567}}", "($ now) 1,234,567"),
+        ('{|\n! A !! B\n|-\n| a ||bgcolor="pink"|{{SimpleNuclide2|lithium|6}}\n|}', "| A | B |\n| --- | --- |\n| a | |"),
+        ("years 1826<br/ >1861", "years 1826\n1861"),
+        ("[[x|named]] {{IPAc-en|a}}, plural", "named, plural"),
+    ],
+)
+def test_regressions_found_against_wikiextractor(converter, wikitext, markdown):
+    assert convert(converter, wikitext) == "Section 0: Preamble\n" + markdown
