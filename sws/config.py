@@ -35,9 +35,21 @@ class CleanConfig:
     drop_disambiguation: bool = False
     drop_sections: list[str] = field(
         default_factory=lambda: [
-            "References", "External links", "Further reading", "Notes", "See also", "Bibliography",
-            "Sources", "Citations", "Footnotes", "Notes and references", "References and notes",
-            "Works cited", "Explanatory notes", "General references", "External sources",
+            "References",
+            "External links",
+            "Further reading",
+            "Notes",
+            "See also",
+            "Bibliography",
+            "Sources",
+            "Citations",
+            "Footnotes",
+            "Notes and references",
+            "References and notes",
+            "Works cited",
+            "Explanatory notes",
+            "General references",
+            "External sources",
         ]
     )
     max_page_chars: int = 3_000_000  # larger pages go straight to the plain-text fallback

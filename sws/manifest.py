@@ -9,7 +9,17 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-VERSIONED_PACKAGES = ("sws", "ray", "pyarrow", "lxml", "tiktoken", "tokenizers", "tantivy", "faiss-cpu", "torch")
+VERSIONED_PACKAGES = (
+    "sws",
+    "ray",
+    "pyarrow",
+    "lxml",
+    "tiktoken",
+    "tokenizers",
+    "tantivy",
+    "faiss-cpu",
+    "torch",
+)
 
 
 def file_sha256(path: str | Path, block: int = 1 << 22) -> str:
@@ -22,7 +32,12 @@ def file_sha256(path: str | Path, block: int = 1 << 22) -> str:
 
 def describe_input(path: str | Path) -> dict:
     path = Path(path)
-    return {"path": str(path.resolve()), "name": path.name, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
+    return {
+        "path": str(path.resolve()),
+        "name": path.name,
+        "bytes": path.stat().st_size,
+        "sha256": file_sha256(path),
+    }
 
 
 def versions() -> dict:

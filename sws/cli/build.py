@@ -66,7 +66,10 @@ def summary(manifest: dict) -> dict:
     return {
         "fingerprint": manifest["fingerprint"],
         "complete": manifest["complete"],
-        **{k: manifest["counts"][k] for k in ("pages", "articles", "redirects", "other_namespace", "skipped", "chunks", "tokens")},
+        **{
+            k: manifest["counts"][k]
+            for k in ("pages", "articles", "redirects", "other_namespace", "skipped", "chunks", "tokens")
+        },
         "input_errors": manifest["input_errors"],
         "wall_s": manifest["durations"]["wall_s"],
     }
@@ -81,4 +84,6 @@ def check_complete(manifest: dict) -> None:
             f"{first['error']} (pages read before the error were kept; see manifest.json)"
         )
     if not manifest["counts"]["articles"]:
-        raise click.ClickException(f"no articles found in the input ({manifest['counts']['pages']} pages read)")
+        raise click.ClickException(
+            f"no articles found in the input ({manifest['counts']['pages']} pages read)"
+        )
