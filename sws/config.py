@@ -13,6 +13,8 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from sws.index.config import EmbedderConfig, EmbedJobConfig, IndexConfig
+
 PROFILES_DIR = Path(__file__).parent / "configs"
 
 
@@ -86,6 +88,9 @@ class SwsConfig:
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     ray: RayConfig = field(default_factory=RayConfig)
     corpus: CorpusConfig = field(default_factory=CorpusConfig)
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    embed: EmbedJobConfig = field(default_factory=EmbedJobConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
 
 
 def bundled_sample_dump() -> str:

@@ -11,6 +11,7 @@ import click
 
 from sws import __version__
 from sws.cli.build import build
+from sws.cli.index import build_index_command, embed_command, open_command, search_command
 from sws.cli.quickstart import quickstart
 
 
@@ -20,7 +21,11 @@ def cli() -> None:
     pass
 
 
+build.add_command(embed_command)
+build.add_command(build_index_command)
 cli.add_command(build)
+cli.add_command(search_command)
+cli.add_command(open_command)
 cli.add_command(quickstart)
 
 

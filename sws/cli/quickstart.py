@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 from sws.cli.build import check_complete, run_corpus_build, summary
+from sws.cli.index import open_tools, run_index_build
 from sws.cli.options import config_option, overrides_argument, resolve_config
+
+DEMO_SEARCHES = (
+    {"query": "anarchism political philosophy", "top_k": 3},
+    {"query": "Who directed the film Actrius?", "top_k": 2, "method": "keywords"},
+    {"query": "Alabama", "top_k": 3, "only_title": True},
+)
 
 
 @click.command()
@@ -16,20 +23,23 @@ from sws.cli.options import config_option, overrides_argument, resolve_config
 @config_option
 @overrides_argument
 def quickstart(out, profile, overrides) -> None:
-    """Build the corpus of the bundled sample dump and print a summary."""
+    """Build the corpus and indexes of the bundled sample, then show what the model sees."""
     cfg = resolve_config(profile, overrides)
-    corpus_dir = Path(out) / "corpus"
-    click.echo(f"[1/1] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
+    corpus_dir, index_dir = Path(out) / "corpus", Path(out) / "index"
+    click.echo(f"[1/3] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
     manifest = run_corpus_build(cfg, str(corpus_dir))
     check_complete(manifest)
     click.echo(json.dumps(summary(manifest), indent=1))
-    _show_sample_chunk(corpus_dir)
+    click.echo(f"\n[2/3] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
+    index = run_index_build(cfg, str(corpus_dir), str(index_dir))
+    click.echo(f"{index['corpus']['chunks']} chunks indexed, fingerprint {index['fingerprint']}")
+    click.echo("\n[3/3] the tools, as the model sees them")
+    tools = open_tools(str(index_dir))
+    for arguments in DEMO_SEARCHES:
+        _show(tools, "search", arguments)
+    _show(tools, "open_url", {"url": "https://en.wikipedia.org/wiki/Actrius#chunk-1"})
 
 
-def _show_sample_chunk(corpus_dir: Path) -> None:
-    import pyarrow.parquet as pq
-
-    chunks = pq.read_table(corpus_dir / "chunks", columns=["chunk_id", "title", "n_tokens", "text"])
-    row = chunks.slice(0, 1).to_pylist()[0]
-    click.echo(f"\nfirst chunk {row['chunk_id']} of {row['title']!r} ({row['n_tokens']} tokens):\n")
-    click.echo(row["text"][:600] + (" …" if len(row["text"]) > 600 else ""))
+def _show(tools, name: str, arguments: dict) -> None:
+    click.echo(f"\n>>> {name}({json.dumps(arguments, ensure_ascii=False)})\n")
+    click.echo(tools.call_tool(name, json.dumps(arguments)))

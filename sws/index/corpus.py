@@ -55,7 +55,9 @@ class CorpusFiles:
         try:
             fingerprint = json.loads(manifest.read_text())["fingerprint"]
         except FileNotFoundError:
-            raise CorpusError(f"no corpus at {root}: {manifest} is missing (build the corpus first)") from None
+            raise CorpusError(
+                f"no corpus at {root}: {manifest} is missing (build the corpus first)"
+            ) from None
         except (ValueError, KeyError, TypeError) as exc:
             raise CorpusError(f"{manifest} has no readable 'fingerprint': {exc!r}") from exc
         chunk_parts = _parts(root, "chunks")

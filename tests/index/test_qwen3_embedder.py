@@ -24,8 +24,14 @@ def tiny_qwen3(tmp_path_factory) -> Path:
     tokenizer.save_pretrained(out)
     torch.manual_seed(0)
     config = Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=512,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=512,
     )
     Qwen3Model(config).save_pretrained(out)
     return out
@@ -62,12 +68,16 @@ def test_batched_left_padded_equals_unpadded_reference(embedder):
 
 def test_query_prefix_exact_and_documents_unprefixed(embedder):
     assert embedder.query_task == QWEN3_QUERY_TASK
-    prefixed = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: who?"
+    prefixed = (
+        "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: who?"
+    )
     assert format_query("  who? \n", QWEN3_QUERY_TASK) == prefixed
     np.testing.assert_allclose(
         embedder.embed_queries(["  who? \n"])[0], reference_embedding(embedder, prefixed), atol=2e-5
     )
-    np.testing.assert_allclose(embedder.embed_documents(["who?"])[0], reference_embedding(embedder, "who?"), atol=2e-5)
+    np.testing.assert_allclose(
+        embedder.embed_documents(["who?"])[0], reference_embedding(embedder, "who?"), atol=2e-5
+    )
 
 
 def test_tokenizer_that_adds_eos_is_not_doubled(tiny_qwen3, tmp_path):

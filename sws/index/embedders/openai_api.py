@@ -32,11 +32,12 @@ class OpenAIEmbedder(Embedder):
         model: the served model name (also the model id of the fingerprint, after its last "/").
         base_url: server root, with or without the trailing ``/v1``.
         api_key: bearer token; None reads ``SWS_EMBEDDING_API_KEY``.
-        dim: expected dimension; None asks the server once (a one-word request).
+        dim: expected dimension; None takes it from the first answer (``dim`` before any call asks once).
         dimensions: sent as ``dimensions`` (Matryoshka truncation) when set.
         batch_size: inputs per request.
         timeout_s: per-request timeout.
         max_attempts: attempts per request for transient failures.
+        backoff_s: first retry wait; it doubles per attempt (with jitter, at most 8 s).
         query_task: see ``Embedder``.
     """
 
@@ -53,17 +54,19 @@ class OpenAIEmbedder(Embedder):
         batch_size: int = 64,
         timeout_s: float = 60.0,
         max_attempts: int = 3,
+        backoff_s: float = 0.5,
         query_task: str | None = None,
     ):
         if batch_size < 1 or max_attempts < 1:
-            raise ValueError(f"need batch_size >= 1 and max_attempts >= 1, got {batch_size=}, {max_attempts=}")
+            raise ValueError(
+                f"need batch_size >= 1 and max_attempts >= 1, got {batch_size=}, {max_attempts=}"
+            )
         super().__init__(model, query_task)
         root = base_url.rstrip("/")
         self.base_url = root
         self.url = f"{root}/embeddings" if root.endswith("/v1") else f"{root}/v1/embeddings"
-        self.dimensions, self.batch_size, self.timeout_s, self.max_attempts = (
-            dimensions, batch_size, timeout_s, max_attempts
-        )
+        self.dimensions, self.batch_size, self.timeout_s = dimensions, batch_size, timeout_s
+        self.max_attempts, self.backoff_s = max_attempts, backoff_s
         key = api_key if api_key is not None else os.environ.get("SWS_EMBEDDING_API_KEY", "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(timeout=timeout_s, headers=headers, trust_env=False)
@@ -77,15 +80,22 @@ class OpenAIEmbedder(Embedder):
 
     def spec(self) -> dict[str, Any]:
         return super().spec() | {
-            "base_url": self.base_url, "dim": self._dim, "dimensions": self.dimensions,
-            "batch_size": self.batch_size, "timeout_s": self.timeout_s, "max_attempts": self.max_attempts,
+            "base_url": self.base_url,
+            "dim": self._dim,
+            "dimensions": self.dimensions,
+            "batch_size": self.batch_size,
+            "timeout_s": self.timeout_s,
+            "max_attempts": self.max_attempts,
+            "backoff_s": self.backoff_s,
         }
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         parts = [self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
         out = np.concatenate(parts)
-        if out.shape[1] != self.dim:
-            raise EmbeddingError(f"{self.url} returned dimension {out.shape[1]}, expected {self.dim}")
+        if self._dim is None:
+            self._dim = out.shape[1]
+        if out.shape[1] != self._dim:
+            raise EmbeddingError(f"{self.url} returned dimension {out.shape[1]}, expected {self._dim}")
         return out
 
     def _request(self, texts: list[str]) -> np.ndarray:
@@ -94,7 +104,7 @@ class OpenAIEmbedder(Embedder):
             body["dimensions"] = self.dimensions
         retrying = Retrying(
             stop=stop_after_attempt(self.max_attempts),
-            wait=wait_exponential_jitter(initial=0.5, max=8.0),
+            wait=wait_exponential_jitter(multiplier=self.backoff_s, max=8.0, jitter=self.backoff_s),
             retry=retry_if_exception(is_transient),
             reraise=True,
         )

@@ -24,7 +24,11 @@ def length_batches(lengths: list[int], batch_size: int, max_batch_tokens: int) -
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches: list[list[int]] = []
     for i in order:
-        if batches and len(batches[-1]) < batch_size and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= max_batch_tokens:
+        if (
+            batches
+            and len(batches[-1]) < batch_size
+            and lengths[batches[-1][0]] * (len(batches[-1]) + 1) <= max_batch_tokens
+        ):
             batches[-1].append(i)
         else:
             batches.append([i])
@@ -71,9 +75,13 @@ class Qwen3Embedder(Embedder):
         self.max_length, self.batch_size, self.max_batch_tokens = max_length, batch_size, max_batch_tokens
         self._tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
         on_gpu = self.device.startswith("cuda")
-        self._model = AutoModel.from_pretrained(
-            model, dtype=torch.bfloat16 if on_gpu else torch.float32, attn_implementation="sdpa"
-        ).to(self.device).eval()
+        self._model = (
+            AutoModel.from_pretrained(
+                model, dtype=torch.bfloat16 if on_gpu else torch.float32, attn_implementation="sdpa"
+            )
+            .to(self.device)
+            .eval()
+        )
         self._eos = self._tokenizer.convert_tokens_to_ids("<|endoftext|>")
         self._pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else self._eos
         self._adds_eos = self._tokenizer("a")["input_ids"][-1] == self._eos

@@ -62,7 +62,7 @@ class TantivyIndexer:
         chunks = _new_index(chunks_schema(self.tokenizer), out / CHUNKS_DIR, self.tokenizer)
         titles = _new_index(titles_schema(self.tokenizer), out / TITLES_DIR, self.tokenizer)
         chunk_writer, title_writer = self._writer(chunks), self._writer(titles)
-        digest, row, pages = hashlib.sha256(), 0, 0
+        digest, row, pages = hashlib.sha256(), 0, 0  # digest: as files.ids_digest, streamed
         for batch in corpus.iter_chunks(CHUNK_COLUMNS):
             for rec in batch.to_pylist():
                 doc = tantivy.Document()
@@ -85,8 +85,12 @@ class TantivyIndexer:
             writer.wait_merging_threads()
         redirects = self._build_redirects(corpus, out / REDIRECTS_DIR)
         return {
-            "chunks": row, "pages": pages, "redirects": redirects, "chunk_ids_sha256": digest.hexdigest(),
-            "feed_s": round(chunks_s, 3), "seconds": round(time.perf_counter() - started, 3),
+            "chunks": row,
+            "pages": pages,
+            "redirects": redirects,
+            "chunk_ids_sha256": digest.hexdigest(),
+            "feed_s": round(chunks_s, 3),
+            "seconds": round(time.perf_counter() - started, 3),
         }
 
     def _writer(self, index: tantivy.Index) -> tantivy.IndexWriter:

@@ -5,8 +5,9 @@ Plain words and balanced ``"quoted phrases"`` are honoured; every other query-sy
 built from Tantivy's own parts instead of through its parser, with the parser's semantics for
 escaped text: each whitespace-separated word is analysed like the indexed text; one token makes a
 term query, several (``state-of-the-art``) a phrase; every term and phrase is searched in each field
-with that field's boost, and all clauses are OR-ed, so BM25 scores equal the parser's. Repeated
-terms become one clause with a multiplied boost (the same score, far fewer clauses).
+with that field's boost, and all clauses are OR-ed, so BM25 scores equal the parser's. Like the
+parser, a literal repeated verbatim counts once (``dog dog``), while different literals with the same
+tokens count each (``dog Dog``): they become one clause with a multiplied boost (the same score).
 """
 
 from __future__ import annotations
@@ -40,12 +41,15 @@ def _leaf(analyzer: tantivy.TextAnalyzer, text: str) -> Leaf:
 
 
 def query_leaves(analyzer: tantivy.TextAnalyzer, query: str, max_leaves: int) -> Counter[Leaf]:
-    """Distinct terms/phrases with their counts, at most ``max_leaves`` distinct ones (first come)."""
+    """Distinct terms/phrases, each with the number of distinct literals giving it; at most ``max_leaves``."""
+    literals = dict.fromkeys(
+        (word, phrase) for text, phrase in split_query(query) for word in ([text] if phrase else text.split())
+    )
     leaves: Counter[Leaf] = Counter()
-    for text, phrase in split_query(query):
-        for leaf in [_leaf(analyzer, text)] if phrase else [_leaf(analyzer, w) for w in text.split()]:
-            if leaf and (leaf in leaves or len(leaves) < max_leaves):
-                leaves[leaf] += 1
+    for text, _ in literals:
+        leaf = _leaf(analyzer, text)
+        if leaf and (leaf in leaves or len(leaves) < max_leaves):
+            leaves[leaf] += 1
     return leaves
 
 
@@ -65,5 +69,7 @@ def build_query(
             else:
                 sub = tantivy.Query.phrase_query(schema, field, [(pos, tok) for pos, tok in leaf])
             weight = boost * count
-            clauses.append((tantivy.Occur.Should, sub if weight == 1.0 else tantivy.Query.boost_query(sub, weight)))
+            clauses.append(
+                (tantivy.Occur.Should, sub if weight == 1.0 else tantivy.Query.boost_query(sub, weight))
+            )
     return tantivy.Query.boolean_query(clauses) if clauses else None

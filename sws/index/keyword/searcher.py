@@ -147,7 +147,9 @@ class TantivySearcher:
     def page_by_title(self, title: str, *, folded: bool = False) -> int | None:
         """Page id of an exact (or, with ``folded``, case-insensitive) title; the lowest corpus row wins."""
         field, value = ("title_folded", fold(title)) if folded else ("title_exact", title)
-        hits = self._titles.search(tantivy.Query.term_query(self._title_schema, field, value), 16, count=False).hits
+        hits = self._titles.search(
+            tantivy.Query.term_query(self._title_schema, field, value), 16, count=False
+        ).hits
         if not hits:
             return None
         addrs = [addr for _, addr in hits]

@@ -1,0 +1,158 @@
+"""``sws build embed``, ``sws build index``, ``sws search`` and ``sws open``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from sws.cli.options import config_option, overrides_argument, resolve_config
+
+index_option = click.option(
+    "--index",
+    "index_dir",
+    required=True,
+    envvar="SWS_INDEX",
+    type=click.Path(file_okay=False),
+    help="Index directory (from `sws build index`; env SWS_INDEX).",
+)
+
+
+@click.command("embed")
+@click.option("--corpus", help="Corpus directory (default: corpus.out of the config).")
+@click.option("--out", help="Vectors directory (default: embed.out of the config).")
+@config_option
+@overrides_argument
+def embed_command(corpus, out, profile, overrides) -> None:
+    """Embed every chunk of a corpus into vector shards (Ray Data actor pool; resumable).
+
+    \b
+    Examples:
+      sws build embed --corpus sws-out/corpus --out sws-out/vectors
+      sws build embed -c paper embed.workers=8 embed.num_gpus=1
+    """
+    from sws.index import SwsIndexError, embed_corpus
+    from sws.index.config import embed_options, embedder_spec
+
+    cfg = resolve_config(profile, overrides)
+    _start_ray(cfg)
+    try:
+        vectors = embed_corpus(
+            corpus or cfg.corpus.out,
+            out or cfg.embed.out,
+            embedder_spec(cfg.embedder),
+            **embed_options(cfg.embed),
+        )
+    except (SwsIndexError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    m = vectors.manifest
+    click.echo(
+        json.dumps({k: m[k] for k in ("fingerprint", "rows", "dim", "dtype", "tokens", "last_run")}, indent=1)
+    )
+
+
+@click.command("index")
+@click.option("--corpus", help="Corpus directory (default: corpus.out of the config).")
+@click.option("--out", help="Index directory (default: index.out of the config).")
+@click.option("--vectors", help="Finished vectors directory to index (default: embed during the build).")
+@config_option
+@overrides_argument
+def build_index_command(corpus, out, vectors, profile, overrides) -> None:
+    """Build the Tantivy (chunks, titles, redirects) and FAISS HNSW indexes with their manifest.
+
+    \b
+    Examples:
+      sws build index --corpus sws-out/corpus --out sws-out/index
+      sws build index --vectors sws-out/vectors index.dense.m=48
+    """
+    cfg = resolve_config(profile, overrides)
+    manifest = run_index_build(cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors)
+    click.echo(
+        json.dumps(
+            {
+                "fingerprint": manifest["fingerprint"],
+                "chunks": manifest["corpus"]["chunks"],
+                "pages": manifest["keyword"]["pages"],
+                "redirects": manifest["keyword"]["redirects"],
+                "embedder": manifest["embedder"]["spec"]["model"],
+                "dim": manifest["embedder"]["dim"],
+                "shards": len(manifest["dense"]["shards"]),
+                "seconds": manifest["seconds"],
+            },
+            indent=1,
+        )
+    )
+
+
+def run_index_build(cfg, corpus: str, out: str, vectors: str | None = None) -> dict:
+    """Build the indexes as configured (embedding on Ray unless ``vectors`` is given); errors become CLI errors."""
+    from sws.index import SwsIndexError, build_index
+    from sws.index.config import embed_options, embedder_spec, make_indexers
+
+    try:
+        keyword, dense = make_indexers(cfg.index)
+        if not vectors:
+            _start_ray(cfg)
+        return build_index(
+            corpus,
+            out,
+            embedder=None if vectors else embedder_spec(cfg.embedder),
+            vectors_dir=vectors,
+            keyword=keyword,
+            dense=dense,
+            embed_options=embed_options(cfg.embed),
+        )
+    except (SwsIndexError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.command("search")
+@index_option
+@click.argument("query")
+@click.option("--method", type=click.Choice(["rrf", "keywords", "vector"]), default="rrf", show_default=True)
+@click.option("--top-k", type=int, default=10, show_default=True)
+@click.option("--only-title", is_flag=True, help="Search article titles only.")
+def search_command(index_dir, query, method, top_k, only_title) -> None:
+    """Print the search observation exactly as the model sees it.
+
+    \b
+    Examples:
+      sws search --index sws-out/index "Who founded KickassTorrents?"
+      sws search --index sws-out/index '"restriction enzyme"' --method keywords --top-k 3
+    """
+    args = {"query": query, "top_k": top_k, "only_title": only_title, "method": method}
+    click.echo(open_tools(index_dir).call_tool("search", json.dumps(args)))
+
+
+@click.command("open")
+@index_option
+@click.argument("url")
+def open_command(index_dir, url) -> None:
+    """Print the open_url observation exactly as the model sees it.
+
+    \b
+    Examples:
+      sws open --index sws-out/index "https://en.wikipedia.org/wiki/12#chunk-2"
+      sws open --index sws-out/index https://en.wikipedia.org/wiki/Anarchism
+    """
+    click.echo(open_tools(index_dir).call_tool("open_url", json.dumps({"url": url})))
+
+
+def open_tools(index_dir: str):
+    """The model-facing tools over an index directory, in process."""
+    from sws.env import WikiTools
+    from sws.index import SwsIndexError
+    from sws.search import SearchEngine
+
+    try:
+        return WikiTools(SearchEngine.open(Path(index_dir)))
+    except SwsIndexError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _start_ray(cfg) -> None:
+    if cfg.embed.workers:
+        from sws.raykit import init_ray
+
+        init_ray(cfg.ray.address, cfg.ray.num_cpus)

@@ -1,0 +1,95 @@
+"""``sws serve``: the retrieval service (HTTP + MCP + handle API) on Ray Serve."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import click
+
+from sws.cli.options import config_option, overrides_argument, resolve_config
+
+
+def _serve_package():
+    """``serve.launch`` (the Serve apps live in the repository's top-level ``serve/``, next to ``sws/``)."""
+    try:
+        import serve.launch as launch
+    except ImportError:
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parents[2]
+        if not (root / "serve" / "launch.py").is_file():
+            raise click.ClickException(
+                "the Serve applications (serve/) are not importable: run from a checkout of the repository"
+            ) from None
+        sys.path.insert(0, str(root))
+        import serve.launch as launch
+    return launch
+
+
+@click.command("serve")
+@click.option(
+    "--index", "index_dir", envvar="SWS_INDEX", type=click.Path(file_okay=False),
+    help="Index directory (default: serve.index, then index.out of the config; env SWS_INDEX).",
+)
+@click.option("--host", help="Bind address (default 127.0.0.1; 0.0.0.0 to serve other machines).")
+@click.option("--port", type=int, help="HTTP port (default 11536, the reference tool server's).")
+@click.option("--replicas", type=click.IntRange(1), help="Retrieval replicas (fixed count).")
+@click.option("--ingress", type=click.Choice(["haproxy", "proxy"]), help="HTTP ingress (default haproxy).")
+@click.option("--no-batching", is_flag=True, help="Embed queries inside each retrieval replica, unbatched.")
+@click.option("--no-mcp", is_flag=True, help="Do not expose the MCP endpoint at /mcp.")
+@click.option("--ray-address", help="Deploy to this running Ray cluster instead of starting a local one.")
+@click.option("--num-cpus", type=int, help="CPUs of the local Ray (default: all).")
+@config_option
+@overrides_argument
+def serve(index_dir, host, port, replicas, ingress, no_batching, no_mcp, ray_address, num_cpus, profile, overrides):
+    """Serve the tools over HTTP (POST /call, /search, /open_url; GET /tools, /health, /info), MCP (/mcp)
+    and a Ray Serve deployment handle, until Ctrl-C.
+
+    Set SWS_SERVE_TOKEN to require `Authorization: Bearer <token>` (all but /health). Prints one JSON line
+    {"event": "ready", "url": ..., "ray_address": ...} on stdout when it answers.
+
+    \b
+    Examples:
+      sws serve --index sws-out/index
+      SWS_SERVE_TOKEN=secret sws serve --index sws-out/index --port 8080 --replicas 2
+      curl -s localhost:11536/call -H 'content-type: application/json' \\
+        -d '{"name": "search", "arguments": "{\\"query\\": \\"Ada Lovelace\\", \\"top_k\\": 3}"}'
+    """
+    launch = _serve_package()
+    from serve.retrieval import apply_overrides, load_serve_config
+
+    serve_overrides = [o.removeprefix("serve.") for o in overrides if o.startswith("serve.")]
+    cfg = resolve_config(profile, tuple(o for o in overrides if not o.startswith("serve.")))
+    try:
+        settings = load_serve_config(getattr(cfg, "serve", None))
+        settings = apply_overrides(settings, serve_overrides)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    index_cfg = getattr(cfg, "index", None)
+    index = index_dir or settings.index or getattr(index_cfg, "out", None)
+    if not index:
+        raise click.UsageError("no index: pass --index DIR (or set serve.index)")
+    changes = {"index": index}
+    if host:
+        changes["host"] = host
+    if port:
+        changes["port"] = port
+    if ingress:
+        changes["ingress"] = ingress
+    if no_mcp:
+        changes["mcp"] = False
+    if replicas:
+        changes["replicas"] = replace(settings.replicas, min_replicas=replicas, max_replicas=replicas)
+    if no_batching:
+        changes["embedding"] = replace(settings.embedding, batching=False)
+    settings = replace(settings, **changes)
+    ray_address = ray_address or getattr(getattr(cfg, "ray", None), "address", None)
+    try:
+        launch.run(settings, ray_address=ray_address, num_cpus=num_cpus, on_ready=launch.print_ready)
+    except (ValueError, TimeoutError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,95 @@
+"""Structured configs of the retrieval stages (wired into ``sws.config.SwsConfig`` as
+``embedder``, ``embed`` and ``index``), and their translation into library arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class EmbedderConfig:
+    """Which embedder: ``kind`` is "sentence-transformers", "qwen3" or "openai" (or a registered plugin)."""
+
+    kind: str = "sentence-transformers"
+    model: str = "all-MiniLM-L6-v2"  # the packaged MiniLM (offline); Qwen/Qwen3-Embedding-0.6B in the paper
+    query_task: str | None = None  # None: the model family's default (Qwen3's search instruction); "": none
+    options: dict[str, Any] = field(
+        default_factory=dict
+    )  # constructor options: device, batch_size, max_length,
+    # max_batch_tokens (qwen3), base_url / dim / timeout_s / max_attempts (openai; key from SWS_EMBEDDING_API_KEY)
+
+
+@dataclass
+class EmbedJobConfig:
+    """The corpus embedding job (``sws build embed``, ``ray_jobs/embed.py``)."""
+
+    out: str = "sws-out/vectors"
+    workers: int = 1  # actor-pool size; 0 embeds in the driver process without Ray
+    num_cpus: float = 1.0  # per actor
+    num_gpus: float = 0.0  # per actor: 1 on GPU clusters
+    threads: int | None = None  # torch threads per CPU actor (None: num_cpus)
+    rows_per_unit: int = 4096  # chunk rows per work unit and vector shard
+    dtype: str = "float16"  # stored vectors: float16 or float32
+
+
+@dataclass
+class KeywordIndexConfig:
+    tokenizer: str = (
+        "default"  # default | en_stem | default_ascii | en_stem_ascii (sws/index/keyword/analyzers.py)
+    )
+    threads: int = 0  # Tantivy writer threads (0: auto)
+    heap_mb: int = 512  # writer memory, split over the threads
+    max_query_terms: int = 1024  # distinct terms/phrases kept from one query
+
+
+@dataclass
+class DenseIndexConfig:
+    m: int = 32  # HNSW degree
+    ef_construction: int = 200
+    ef_search: int = 128  # recall@10 >= 0.95 in benchmarks/search_hnsw_recall.py
+    shard_rows: int = 0  # rows per HNSW shard (0: one shard)
+    threads: int = 0  # OpenMP threads while building (0: FAISS default; 1: bit-for-bit repeatable)
+
+
+@dataclass
+class IndexConfig:
+    out: str = "sws-out/index"
+    vectors: str | None = None  # a finished vectors directory to index (None: embed during the build)
+    keyword: KeywordIndexConfig = field(default_factory=KeywordIndexConfig)
+    dense: DenseIndexConfig = field(default_factory=DenseIndexConfig)
+
+
+def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
+    """``make_embedder`` keyword arguments."""
+    return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
+
+
+def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:
+    """``embed_corpus`` keyword arguments (besides corpus, output and embedder)."""
+    return {
+        "workers": cfg.workers,
+        "num_cpus": cfg.num_cpus,
+        "num_gpus": cfg.num_gpus,
+        "threads": cfg.threads,
+        "rows_per_unit": cfg.rows_per_unit,
+        "dtype": cfg.dtype,
+    }
+
+
+def make_indexers(cfg: IndexConfig):
+    """The (TantivyIndexer, FaissIndexer) pair for a config."""
+    from sws.index.dense import FaissIndexer
+    from sws.index.keyword import TantivyIndexer
+
+    k, d = cfg.keyword, cfg.dense
+    return (
+        TantivyIndexer(tokenizer=k.tokenizer, threads=k.threads, heap_mb=k.heap_mb),
+        FaissIndexer(
+            m=d.m,
+            ef_construction=d.ef_construction,
+            ef_search=d.ef_search,
+            shard_rows=d.shard_rows,
+            threads=d.threads,
+        ),
+    )

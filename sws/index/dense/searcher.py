@@ -1,0 +1,92 @@
+"""Read side of the FAISS shards: top-k rows by inner product, merged over shards, and row -> chunk id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from sws.index.dense.indexer import CHUNK_IDS_FILE
+from sws.index.errors import IndexCorruptError, IndexMissingError
+
+
+def _read_index(path: Path) -> Any:
+    import faiss
+
+    if not path.is_file():
+        raise IndexMissingError(f"FAISS index missing: {path}")
+    try:
+        return faiss.read_index(str(path))
+    except RuntimeError as exc:
+        raise IndexCorruptError(f"cannot read FAISS index {path}: {str(exc).splitlines()[-1]}") from exc
+
+
+def read_chunk_ids(path: Path) -> pa.ChunkedArray:
+    if not path.is_file():
+        raise IndexMissingError(f"chunk-id file missing: {path}")
+    try:
+        return pa.ipc.open_file(pa.memory_map(str(path))).read_all().column("chunk_id")
+    except (pa.ArrowException, KeyError) as exc:
+        raise IndexCorruptError(f"cannot read chunk ids {path}: {exc}") from exc
+
+
+class FaissSearcher:
+    """HNSW shards searched together; row r of the shard sequence is chunk row r.
+
+    Args:
+        path: directory with ``shard-*.faiss`` and ``chunk_ids.arrow``.
+        shards: ``[{"file", "start", "rows"}]`` from the index manifest.
+        ef_search: query-time candidate list size (None: the value saved in each shard).
+    """
+
+    def __init__(self, path: str | Path, shards: list[dict[str, Any]], ef_search: int | None = None):
+        path = Path(path)
+        self.path, self.ef_search = path, ef_search
+        self._shards = []
+        for shard in shards:
+            index = _read_index(path / shard["file"])
+            if index.ntotal != shard["rows"]:
+                raise IndexCorruptError(
+                    f"{path / shard['file']} holds {index.ntotal} vectors, manifest says {shard['rows']}"
+                )
+            self._shards.append((int(shard["start"]), index))
+        self._chunk_ids = read_chunk_ids(path / CHUNK_IDS_FILE)
+        if len(self._chunk_ids) != self.ntotal:
+            raise IndexCorruptError(
+                f"{path / CHUNK_IDS_FILE} has {len(self._chunk_ids)} ids for {self.ntotal} vectors"
+            )
+        dims = {index.d for _, index in self._shards}
+        if len(dims) != 1:
+            raise IndexCorruptError(f"FAISS shards under {path} have different dimensions {sorted(dims)}")
+        self.dim = dims.pop()
+
+    @property
+    def shards(self) -> list[tuple[int, Any]]:
+        """``(first row, faiss index)`` per shard."""
+        return list(self._shards)
+
+    @property
+    def ntotal(self) -> int:
+        return sum(index.ntotal for _, index in self._shards)
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top ``k`` ``(row, score)`` for one normalised query vector, by score then row."""
+        import faiss
+
+        if k < 1:
+            return []
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        params = faiss.SearchParametersHNSW(efSearch=self.ef_search) if self.ef_search else None
+        found: list[tuple[int, float]] = []
+        for start, index in self._shards:
+            scores, rows = index.search(q, min(k, index.ntotal), params=params)
+            found.extend((start + int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0)
+        return sorted(found, key=lambda rs: (-rs[1], rs[0]))[:k]
+
+    def chunk_ids(self, rows: list[int]) -> list[str]:
+        return self._chunk_ids.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
+
+    def all_chunk_ids(self) -> pa.ChunkedArray:
+        return self._chunk_ids

@@ -1,0 +1,47 @@
+"""Small file helpers shared by the index writers: atomic writes, JSON, digests, file sizes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def digest(obj: Any) -> str:
+    """A 16-hex fingerprint of JSON-able data (key order does not matter)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def ids_digest(ids: Iterable[str]) -> str:
+    """sha256 of the chunk ids in order, one per line: two indexes hold the same ids in the same order iff equal."""
+    h = hashlib.sha256()
+    for chunk_id in ids:
+        h.update(chunk_id.encode() + b"\n")
+    return h.hexdigest()
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write JSON atomically (temp file + rename), so a reader never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def write_npy(path: Path, array: np.ndarray) -> None:
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, array)
+    os.replace(tmp, path)
+
+
+def file_sizes(root: Path) -> dict[str, int]:
+    """Size of every file under ``root`` by relative path (lock files excluded)."""
+    return {
+        str(p.relative_to(root)): p.stat().st_size
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
