@@ -8,6 +8,8 @@ service; it never raises. Everything the model or the score sees follows CONTRAC
 - ``only_title`` is a real boolean: ``"false"``, ``"0"``, ``"no"`` are false; a value that is not a boolean
   (e.g. ``"maybe"``, ``2``, a list) is an error observation. The reference used Python truthiness.
 - An unknown ``method`` is an error observation; the reference silently searched with ``rrf``.
+- A query over ``max_query_chars`` (default 4096) is an error observation; the reference embedded and
+  searched queries of any length (100 kB queries cost seconds of tokenising on the vector path).
 - Error observations name the real problem. The reference's tool server answered HTTP 4xx and the model
   saw httpx's generic ``HTTPStatusError`` text; here an empty query gives ``ValueError: query is empty``,
   arguments that are not a JSON object a ``TypeError`` (not ``AttributeError``), and a missing or null

@@ -12,6 +12,7 @@ from typing import Any
 
 DEFAULT_TOP_K = 10
 DEFAULT_MAX_TOP_K = 50
+DEFAULT_MAX_QUERY_CHARS = 4096
 SEARCH_METHODS = ("rrf", "keywords", "vector")
 
 _METHOD_ALIASES = {
@@ -40,11 +41,18 @@ class SearchArgs:
     method: str
 
     @classmethod
-    def parse(cls, args: dict[str, Any], max_top_k: int = DEFAULT_MAX_TOP_K) -> SearchArgs:
+    def parse(
+        cls,
+        args: dict[str, Any],
+        max_top_k: int = DEFAULT_MAX_TOP_K,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+    ) -> SearchArgs:
         """Apply the part 1 policy to the model's raw ``search`` arguments (unknown keys are ignored)."""
-        query = str(args.get("query") or "").strip()
+        query = valid_text(str(args.get("query") or "")).strip()
         if not query:
             raise ValueError("query is empty")
+        if len(query) > max_query_chars:
+            raise ValueError(f"query is too long ({len(query)} characters; at most {max_query_chars})")
         return cls(
             query=query,
             top_k=coerce_top_k(args.get("top_k", DEFAULT_TOP_K), max_top_k),
@@ -100,7 +108,16 @@ def required_url(args: dict[str, Any]) -> str:
     url = args.get("url")
     if url is None:
         raise ValueError("missing required argument 'url'")
-    return str(url)
+    return valid_text(str(url))
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone surrogates (which JSON allows and UTF-8 cannot encode) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _preview(value: Any, limit: int = 80) -> str:

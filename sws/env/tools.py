@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sws.env.arguments import DEFAULT_MAX_TOP_K, DEFAULT_TOP_K, SearchArgs, parse_arguments, required_url
+from sws.env.arguments import (
+    DEFAULT_MAX_QUERY_CHARS,
+    DEFAULT_MAX_TOP_K,
+    DEFAULT_TOP_K,
+    SearchArgs,
+    parse_arguments,
+    required_url,
+)
 from sws.env.hits import SNIPPET_CHARS, render_hits
 from sws.env.observations import error_observation, submit_observation
 from sws.env.schemas import tool_schemas
@@ -16,7 +23,7 @@ from sws.env.views import (
     render_article_view,
     render_chunk_view,
 )
-from sws.search.types import SearchBackend
+from sws.search.types import Hit, SearchBackend
 
 
 class WikiTools:
@@ -27,6 +34,7 @@ class WikiTools:
     Args:
         backend: the search engine (``sws.search.types.SearchBackend``).
         max_top_k: upper clamp for ``top_k`` (the reference has none).
+        max_query_chars: longer queries are an error observation (the reference has no bound).
         link_mode: ``"wikiid"`` (default, ``.../wiki/<page_id>#chunk-N``) or ``"title"`` hit links.
         snippet_chars: snippet cut, 32..100000; the agent path of the reference always uses 1024.
         article_max_chars: optional cap on the full-article view; ``None`` (default) returns it whole.
@@ -38,6 +46,7 @@ class WikiTools:
         backend: SearchBackend,
         *,
         max_top_k: int = DEFAULT_MAX_TOP_K,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         link_mode: str = "wikiid",
         snippet_chars: int = SNIPPET_CHARS,
         article_max_chars: int | None = None,
@@ -53,6 +62,7 @@ class WikiTools:
             raise ValueError(f"article_max_chars={article_max_chars}: must be >= 1 or None")
         self.backend = backend
         self.max_top_k = max_top_k
+        self.max_query_chars = max_query_chars
         self.link_mode = link_mode
         self.snippet_chars = snippet_chars
         self.article_max_chars = article_max_chars
@@ -75,7 +85,7 @@ class WikiTools:
         """Like ``call_tool`` but raising: for callers that treat backend failures as fatal."""
         args = parse_arguments(arguments_json)
         if name == "search":
-            return self._search(SearchArgs.parse(args, self.max_top_k))
+            return self._search(SearchArgs.parse(args, self.max_top_k, self.max_query_chars))
         if name == "open_url":
             return self.open_url(required_url(args))
         if name == "submit_answer":
@@ -87,7 +97,7 @@ class WikiTools:
     ) -> str:
         """The ``search`` observation, with the same argument handling as a model call (raises ValueError)."""
         raw = {"query": query, "top_k": top_k, "only_title": only_title, "method": method}
-        return self._search(SearchArgs.parse(raw, self.max_top_k))
+        return self._search(SearchArgs.parse(raw, self.max_top_k, self.max_query_chars))
 
     def open_url(self, url: str) -> str:
         """The ``open_url`` observation: a chunk view, an article view or one of the contract's errors."""
@@ -107,14 +117,22 @@ class WikiTools:
             return chunk_not_found(target.identifier, target.chunk)
         return render_chunk_view(chunks[0].title, target.chunk, len(chunks), chunks[target.chunk - 1].text)
 
-    def _search(self, args: SearchArgs) -> str:
+    def search_hits(self, args: SearchArgs) -> list[Hit]:
+        """The hits behind a ``search`` observation, at most ``args.top_k`` (for structured answers)."""
         if args.only_title:
             hits = self.backend.search_titles(args.query, args.top_k)
         else:
             hits = self.backend.search(args.query, args.top_k, args.method)
+        return hits[: args.top_k]
+
+    def render_search(self, args: SearchArgs, hits: list[Hit]) -> str:
+        """The ``search`` observation of ``hits`` (from :meth:`search_hits`)."""
         return render_hits(
-            hits[: args.top_k],
+            hits,
             title_snippets=args.only_title,
             snippet_chars=self.snippet_chars,
             link_mode=self.link_mode,
         )
+
+    def _search(self, args: SearchArgs) -> str:
+        return self.render_search(args, self.search_hits(args))

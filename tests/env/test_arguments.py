@@ -142,3 +142,13 @@ def test_required_url():
     for args in ({}, {"url": None}):
         with pytest.raises(ValueError, match="missing required argument 'url'"):
             required_url(args)
+
+
+def test_query_length_bound_and_lone_surrogates():
+    from sws.env.arguments import SearchArgs
+
+    with pytest.raises(ValueError, match="query is too long"):
+        SearchArgs.parse({"query": "x" * 4097})
+    assert SearchArgs.parse({"query": "x" * 4096}).query == "x" * 4096
+    assert SearchArgs.parse({"query": "a\ud800b"}).query == "a\ufffdb"
+    assert SearchArgs.parse({"query": "\U0001f600"}).query == "\U0001f600"
