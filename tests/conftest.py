@@ -35,3 +35,19 @@ def ray_local():
 @pytest.fixture(scope="session")
 def wiki_samples() -> list[Path]:
     return WIKI_SAMPLES
+
+
+@pytest.fixture(scope="session")
+def leads_root(tmp_path_factory) -> Path:
+    """``corpus/`` and ``index/`` of the real-text leads corpus (tests/index/helpers.py), built once per session."""
+    from tests.index.helpers import built_leads_index
+
+    return built_leads_index(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The packaged MiniLM (offline)."""
+    from tests.index.helpers import minilm
+
+    return minilm()
