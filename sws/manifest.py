@@ -22,21 +22,29 @@ VERSIONED_PACKAGES = (
 )
 
 
-def file_sha256(path: str | Path, block: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
+def file_digests(path: str | Path, algorithms=("sha256",), block: int = 1 << 22) -> dict[str, str]:
+    """``{algorithm: hex}`` for each of ``algorithms`` (hashlib names), in one read of the file."""
+    hashers = {a: hashlib.new(a) for a in algorithms}
     with open(path, "rb") as f:
         while chunk := f.read(block):
-            digest.update(chunk)
-    return digest.hexdigest()
+            for hasher in hashers.values():
+                hasher.update(chunk)
+    return {a: h.hexdigest() for a, h in hashers.items()}
 
 
-def describe_input(path: str | Path) -> dict:
+def file_sha256(path: str | Path, block: int = 1 << 22) -> str:
+    return file_digests(path, ("sha256",), block)["sha256"]
+
+
+def describe_input(path: str | Path, extra_digests=()) -> dict:
+    """Path, name, size and sha256 of an input (plus ``extra_digests``, e.g. ``("sha1",)``, in the same read)."""
     path = Path(path)
+    algorithms = ("sha256", *(a for a in extra_digests if a != "sha256"))
     return {
         "path": str(path.resolve()),
         "name": path.name,
         "bytes": path.stat().st_size,
-        "sha256": file_sha256(path),
+        **file_digests(path, algorithms),
     }
 
 

@@ -3,6 +3,7 @@
 \b
 Examples:
   sws quickstart                                  # the whole chain on the bundled sample
+  sws fetch dump -c paper && sws fetch datasets   # the paper's dump and QA datasets
   sws build corpus --dump enwiki.xml.bz2 --out corpus/ chunk.target_tokens=1024
   sws -h
 """
@@ -11,6 +12,7 @@ import click
 
 from sws import __version__
 from sws.cli.build import build
+from sws.cli.fetch import fetch
 from sws.cli.index import build_index_command, embed_command, open_command, search_command
 from sws.cli.quickstart import quickstart
 
@@ -24,6 +26,7 @@ def cli() -> None:
 build.add_command(embed_command)
 build.add_command(build_index_command)
 cli.add_command(build)
+cli.add_command(fetch)
 cli.add_command(search_command)
 cli.add_command(open_command)
 cli.add_command(quickstart)

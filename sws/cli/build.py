@@ -24,6 +24,9 @@ def build() -> None:
 def corpus_command(dumps, index_paths, out, profile, overrides) -> None:
     """Wikipedia dump -> cleaned Markdown -> section-aware token chunks (Parquet + manifest.json).
 
+    Inputs listed in a fetch manifest (dump.fetch_manifest, else a fetch-manifest.json next to the dump, as
+    `sws fetch dump` writes it) must match its recorded size and sha1/md5, or the build refuses to start.
+
     \b
     Examples:
       sws build corpus                                   # the bundled sample
@@ -33,6 +36,8 @@ def corpus_command(dumps, index_paths, out, profile, overrides) -> None:
     cfg = resolve_config(profile, overrides)
     if dumps:
         cfg.dump.paths, cfg.dump.index_paths = list(dumps), list(index_paths)
+        if not any(o.startswith("dump.fetch_manifest=") for o in overrides):
+            cfg.dump.fetch_manifest = None  # the profile's manifest lists its own files: look next to these
     elif index_paths:
         raise click.UsageError("--index needs the matching --dump")
     manifest = run_corpus_build(cfg, out or cfg.corpus.out)
@@ -57,6 +62,7 @@ def run_corpus_build(cfg: SwsConfig, out: str, progress: bool = True) -> dict:
             streams_per_shard=cfg.dump.streams_per_shard,
             workers=cfg.ray.workers,
             progress=progress,
+            fetch_manifest=cfg.dump.fetch_manifest,
         )
     except CorpusBuildError as exc:
         raise click.ClickException(str(exc)) from exc

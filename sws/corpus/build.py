@@ -7,6 +7,7 @@ planned with other inputs or another config is refused rather than mixed.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -15,6 +16,8 @@ from tqdm import tqdm
 
 from sws.corpus.dump import DumpError, DumpUnit, plan_units
 from sws.corpus.shard import CorpusShardBuilder, stats_path, write_atomically
+from sws.fetch.errors import FetchManifestError
+from sws.fetch.manifest import expected_digests
 from sws.manifest import describe_input, fingerprint, versions
 
 
@@ -23,18 +26,37 @@ class CorpusBuildError(RuntimeError):
 
 
 def _plan(
-    out_dir: Path, dumps: list[str], index_paths: list[str], options: dict, streams_per_shard: int
+    out_dir: Path,
+    dumps: list[str],
+    index_paths: list[str],
+    options: dict,
+    streams_per_shard: int,
+    fetch_manifest: str | None = None,
 ) -> dict:
+    paths = dumps + index_paths
+    plan_path = out_dir / "_plan.json"
+    previous = json.loads(plan_path.read_text()) if plan_path.is_file() else None
+    inputs = None
+    if all(os.path.isfile(p) for p in paths):  # else plan_units names the missing file
+        # Inputs are checked against their fetch manifest before anything reads them. Checksums of unchanged
+        # files are not recomputed on resume; the manifest's digest (sha1 or md5) is computed in the same
+        # read as sha256.
+        try:
+            expected = expected_digests(paths, fetch_manifest)
+        except FetchManifestError as exc:
+            raise CorpusBuildError(str(exc)) from exc
+        _check_sizes(expected)
+        recorded = (
+            previous["inputs"] if previous and _same_files(previous["inputs"], paths) else [{}] * len(paths)
+        )
+        inputs = [_described(r, p, _algorithms(expected, p)) for r, p in zip(recorded, paths)]
+        _check_digests(inputs, expected)
     try:
         units = plan_units(dumps, index_paths, streams_per_shard)
     except DumpError as exc:
         raise CorpusBuildError(str(exc)) from exc
-    plan_path = out_dir / "_plan.json"
-    previous = json.loads(plan_path.read_text()) if plan_path.is_file() else None
-    if previous and _same_files(previous["inputs"], dumps + index_paths):
-        inputs = previous["inputs"]  # checksums of unchanged files are not recomputed on resume
-    else:
-        inputs = [describe_input(p) for p in dumps + index_paths]
+    if inputs is None:
+        raise CorpusBuildError(f"input files not found: {[p for p in paths if not os.path.isfile(p)]}")
     plan = {
         "inputs": inputs,
         "options": options,
@@ -48,6 +70,39 @@ def _plan(
         )
     write_atomically(plan_path, lambda tmp: tmp.write_text(json.dumps(plan, indent=1)))
     return plan
+
+
+def _described(recorded: dict, path: str, algorithms: tuple[str, ...]) -> dict:
+    """The description recorded by an earlier run when it has every digest needed, else a fresh one."""
+    return recorded if recorded and set(algorithms) <= set(recorded) else describe_input(path, algorithms)
+
+
+def _algorithms(expected: dict[str, dict], path: str) -> tuple[str, ...]:
+    return tuple(k for k in expected.get(str(Path(path).resolve()), {}) if k not in ("bytes", "manifest"))
+
+
+def _check_sizes(expected: dict[str, dict]) -> None:
+    """Refuse an input whose size differs from the fetch manifest's before hashing anything."""
+    for path, want in expected.items():
+        size = Path(path).stat().st_size
+        if want.get("bytes") is not None and size != want["bytes"]:
+            raise CorpusBuildError(
+                f"{path} has {size:,} bytes but {want['manifest']} recorded {want['bytes']:,}: the file is "
+                f"truncated or not the one fetched; run `sws fetch dump` again to complete and verify it"
+            )
+
+
+def _check_digests(inputs: list[dict], expected: dict[str, dict]) -> None:
+    """Refuse an input whose checksum differs from the one its fetch manifest recorded."""
+    for described in inputs:
+        want = expected.get(described["path"], {})
+        for algorithm in _algorithms(expected, described["path"]):
+            if described[algorithm] != want[algorithm]:
+                raise CorpusBuildError(
+                    f"{described['path']}: {algorithm} {described[algorithm]} does not match "
+                    f"{want[algorithm]} recorded in {want['manifest']}: the file is corrupt or not the one "
+                    f"fetched; run `sws fetch dump` again (or set dump.fetch_manifest to the right manifest)"
+                )
 
 
 def _same_files(recorded: list[dict], paths: list[str]) -> bool:
@@ -69,6 +124,7 @@ def build_corpus(
     streams_per_shard: int = 20,
     workers: int | None = None,
     progress: bool = True,
+    fetch_manifest: str | None = None,
 ) -> dict:
     """Build (or resume) the corpus of ``dumps`` in ``out_dir`` on the running Ray; returns the manifest.
 
@@ -81,6 +137,12 @@ def build_corpus(
         streams_per_shard: bz2 streams per work unit of a multistream dump.
         workers: actor-pool size (None: the cluster's CPU count).
         progress: show a progress bar.
+        fetch_manifest: a ``fetch-manifest.json`` that must list every input; None: the one next to each
+            input, if any. Inputs whose size or checksum differs from what it recorded are refused.
+
+    Raises:
+        CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, or an output
+            directory of another build.
     """
     import ray
 
@@ -88,7 +150,7 @@ def build_corpus(
     out_dir.mkdir(parents=True, exist_ok=True)
     options = {"clean": dict(clean), "chunk": dict(chunk)}
     started = time.time()
-    plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard)
+    plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard, fetch_manifest)
     units = [DumpUnit(p, s, e) for p, s, e in plan["units"]]
     pending = [i for i in range(len(units)) if not stats_path(out_dir, i).is_file()]
     if pending:
