@@ -13,7 +13,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from sws.eval.config import EvalConfig
 from sws.index.config import EmbedderConfig, EmbedJobConfig, IndexConfig
+from sws.serving_config import LLMServeConfig, ServeConfig, ToolClientConfig
 
 PROFILES_DIR = Path(__file__).parent / "configs"
 
@@ -91,6 +93,10 @@ class SwsConfig:
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     embed: EmbedJobConfig = field(default_factory=EmbedJobConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    llm: LLMServeConfig = field(default_factory=LLMServeConfig)
+    tools: ToolClientConfig = field(default_factory=ToolClientConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
 
 
 def bundled_sample_dump() -> str:

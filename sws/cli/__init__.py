@@ -12,6 +12,7 @@ import click
 
 from sws import __version__
 from sws.cli.build import build
+from sws.cli.evaluate import eval_command, report_command
 from sws.cli.fetch import fetch
 from sws.cli.index import build_index_command, embed_command, open_command, search_command
 from sws.cli.quickstart import quickstart
@@ -29,6 +30,8 @@ cli.add_command(build)
 cli.add_command(fetch)
 cli.add_command(search_command)
 cli.add_command(open_command)
+cli.add_command(eval_command)
+cli.add_command(report_command)
 cli.add_command(quickstart)
 
 

@@ -1,0 +1,26 @@
+"""Structured config of an evaluation run (``sws eval``, ``ray_jobs/evaluate.py``), wired into
+``sws.config.SwsConfig`` as ``eval``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class EvalConfig:
+    out: str = "sws-out/runs"  # results go to <out>/<dataset>-<subset>-<model>
+    subset: str = "full_test"  # full_test | random_300 | path of an id list
+    seed: int = 42  # random_300 sampling (episode seeds are 42 + index, per the contract)
+    llm_base_url: str | None = None  # None: the scripted heuristic baseline (no LLM), labelled as such
+    model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 64  # requests in flight to the LLM endpoint, all workers together
+    timeout_s: float = 600.0  # per LLM request
+    workers: int = 2  # episode-worker actors
+    episodes_per_worker: int = 64  # concurrent episodes per worker (the bounded queue)
+    worker_num_cpus: float = 0.5
+    judge: bool = False  # score with the LLM judge (CONTRACT.md §7.3)
+    judge_model: str = "gpt-5.4-mini"
+    judge_base_url: str = "https://api.openai.com/v1"
+    judge_api_key_env: str = "OPENAI_API_KEY"
+    judge_variant: str = "repository"  # repository | paper
