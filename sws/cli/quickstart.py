@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from sws.cli.build import check_complete, run_corpus_build, summary
+from sws.cli.evaluate import run_eval
 from sws.cli.index import open_tools, run_index_build
 from sws.cli.options import config_option, overrides_argument, resolve_config
 
@@ -20,24 +21,44 @@ DEMO_SEARCHES = (
 
 @click.command()
 @click.option("--out", default="sws-out", show_default=True, help="Working directory for all outputs.")
+@click.option("--questions", default=20, show_default=True, help="Bamboogle questions to evaluate (0: skip).")
 @config_option
 @overrides_argument
-def quickstart(out, profile, overrides) -> None:
-    """Build the corpus and indexes of the bundled sample, then show what the model sees."""
+def quickstart(out, questions, profile, overrides) -> None:
+    """Build the corpus and indexes of the bundled sample, show what the model sees, and evaluate the agent
+    on real Bamboogle questions (against ``eval.llm_base_url`` if set, else the no-LLM heuristic baseline)."""
     cfg = resolve_config(profile, overrides)
     corpus_dir, index_dir = Path(out) / "corpus", Path(out) / "index"
-    click.echo(f"[1/3] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
+    click.echo(f"[1/4] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
     manifest = run_corpus_build(cfg, str(corpus_dir))
     check_complete(manifest)
     click.echo(json.dumps(summary(manifest), indent=1))
-    click.echo(f"\n[2/3] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
+    click.echo(f"\n[2/4] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
     index = run_index_build(cfg, str(corpus_dir), str(index_dir))
     click.echo(f"{index['corpus']['chunks']} chunks indexed, fingerprint {index['fingerprint']}")
-    click.echo("\n[3/3] the tools, as the model sees them")
+    click.echo("\n[3/4] the tools, as the model sees them")
     tools = open_tools(str(index_dir))
     for arguments in DEMO_SEARCHES:
         _show(tools, "search", arguments)
     _show(tools, "open_url", {"url": "https://en.wikipedia.org/wiki/Actrius#chunk-1"})
+    if questions:
+        _evaluate(cfg, Path(out), str(index_dir), questions)
+
+
+def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
+    from importlib import resources
+
+    from sws.eval.report import collect, report_tables
+
+    data = str(resources.files("sws") / "data" / "bamboogle_test.flashrag.jsonl")
+    click.echo(f"\n[4/4] evaluation: {questions} Bamboogle questions, episodes on Ray actors")
+    result = run_eval(
+        cfg, dataset="bamboogle", data_path=data, subset="full_test", llm_base_url=cfg.eval.llm_base_url,
+        model=cfg.eval.model, out=str(out / "runs" / "bamboogle"), index_dir=index_dir, limit=questions,
+    )
+    click.echo(json.dumps(result, indent=1))
+    for table in report_tables(collect([out / "runs"])):
+        click.echo("\n" + table.markdown())
 
 
 def _show(tools, name: str, arguments: dict) -> None:
