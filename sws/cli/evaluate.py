@@ -14,18 +14,26 @@ from sws.cli.options import config_option, overrides_argument, resolve_config
 
 
 @click.command("eval")
-@click.option("--dataset", required=True, help="2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle.")
-@click.option("--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False), help="QA file.")
+@click.option(
+    "--dataset", required=True, help="2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle."
+)
+@click.option(
+    "--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False), help="QA file."
+)
 @click.option("--subset", help="full_test, random_300 or an id-list file (default: eval.subset).")
 @click.option("--llm-base-url", help="OpenAI-compatible base URL (default: the no-LLM heuristic baseline).")
 @click.option("--model", help="Model name at that endpoint.")
 @click.option("--out", help="Results directory (default: <eval.out>/<dataset>-<subset>-<model>).")
 @click.option("--index", "index_dir", help="Index for in-process tools (default: index.out).")
-@click.option("--tools-url", help="Use the retrieval service at this URL (POST /call) instead of in-process tools.")
+@click.option(
+    "--tools-url", help="Use the retrieval service at this URL (POST /call) instead of in-process tools."
+)
 @click.option("--limit", type=int, help="Only the first N items of the subset (smoke runs).")
 @config_option
 @overrides_argument
-def eval_command(dataset, data_path, subset, llm_base_url, model, out, index_dir, tools_url, limit, profile, overrides):
+def eval_command(
+    dataset, data_path, subset, llm_base_url, model, out, index_dir, tools_url, limit, profile, overrides
+):
     """Run the agent on a QA set: 20 rounds, at most 5 tool calls per step, results streamed to Parquet.
 
     Re-running the same command resumes (finished ids skipped, errored ids retried); a directory of another
@@ -78,15 +86,23 @@ def run_eval(cfg, *, dataset, data_path, subset, llm_base_url, model, out, index
         init_ray(cfg.ray.address, cfg.ray.num_cpus)
         judge = None
         if e.judge:
-            judge = {"model": e.judge_model, "base_url": e.judge_base_url, "variant": e.judge_variant,
-                     "api_key": os.environ.get(e.judge_api_key_env)}
+            judge = {
+                "model": e.judge_model,
+                "base_url": e.judge_base_url,
+                "variant": e.judge_variant,
+                "api_key": os.environ.get(e.judge_api_key_env),
+            }
         try:
             summary = run_evaluation(
                 items,
                 out,
                 config=AgentConfig(model=model),
-                llm={"base_url": base_url, "api_key": os.environ.get(e.api_key_env, "EMPTY"),
-                     "max_concurrency": e.max_concurrency, "timeout": e.timeout_s},
+                llm={
+                    "base_url": base_url,
+                    "api_key": os.environ.get(e.api_key_env, "EMPTY"),
+                    "max_concurrency": e.max_concurrency,
+                    "timeout": e.timeout_s,
+                },
                 tools_factory=tool_client_factory(cfg.tools, index=index_dir),
                 fingerprint=environment_fingerprint(cfg.tools, index_dir),
                 judge=judge,

@@ -53,8 +53,15 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
     data = str(resources.files("sws") / "data" / "bamboogle_test.flashrag.jsonl")
     click.echo(f"\n[4/4] evaluation: {questions} Bamboogle questions, episodes on Ray actors")
     result = run_eval(
-        cfg, dataset="bamboogle", data_path=data, subset="full_test", llm_base_url=cfg.eval.llm_base_url,
-        model=cfg.eval.model, out=str(out / "runs" / "bamboogle"), index_dir=index_dir, limit=questions,
+        cfg,
+        dataset="bamboogle",
+        data_path=data,
+        subset="full_test",
+        llm_base_url=cfg.eval.llm_base_url,
+        model=cfg.eval.model,
+        out=str(out / "runs" / "bamboogle"),
+        index_dir=index_dir,
+        limit=questions,
     )
     click.echo(json.dumps(result, indent=1))
     for table in report_tables(collect([out / "runs"])):

@@ -31,11 +31,10 @@ DROPPED_ELEMENTS = (
     "hiero",
     "section",
 )
-SELF_CLOSING = re.compile(r"<(?:%s)\b[^>]*/>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE)
-ELEMENT_WITH_CONTENT = re.compile(
-    r"<(%s)\b[^>]*>.*?</\1\s*>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE | re.DOTALL
-)
-UNCLOSED_OPENING = re.compile(r"<(?:%s)\b[^>]*>" % "|".join(DROPPED_ELEMENTS), re.IGNORECASE)
+_DROPPED = "|".join(DROPPED_ELEMENTS)
+SELF_CLOSING = re.compile(rf"<(?:{_DROPPED})\b[^>]*/>", re.IGNORECASE)
+ELEMENT_WITH_CONTENT = re.compile(rf"<({_DROPPED})\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+UNCLOSED_OPENING = re.compile(rf"<(?:{_DROPPED})\b[^>]*>", re.IGNORECASE)
 NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>|<nowiki\s*/>", re.IGNORECASE | re.DOTALL)
 BR = re.compile(r"<br\s*/?\s*>|</br\s*>", re.IGNORECASE)
 ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")

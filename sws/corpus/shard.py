@@ -100,7 +100,7 @@ class CorpusShardBuilder:
         for name, table_schema in TABLES.items():
             table = pa.Table.from_pylist(rows[name], schema=table_schema)
             path = self.out_dir / name / f"{shard_name(index)}.parquet"
-            write_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+            write_atomically(path, lambda tmp, table=table: pq.write_table(table, tmp, compression="zstd"))
         stats = {
             "shard": index,
             "unit": unit.label,

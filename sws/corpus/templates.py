@@ -40,7 +40,7 @@ NAMED_PARAM = re.compile(r"^\s*([^=\[\]{}|]{1,40}?)\s*=(.*)$", re.DOTALL)
 class TemplateCall:
     """A parsed template: its normalised name, positional and named parameters (already rendered)."""
 
-    __slots__ = ("name", "args", "kwargs")
+    __slots__ = ("args", "kwargs", "name")
 
     def __init__(self, name: str, params: list[str]) -> None:
         self.name = normalise_name(name)

@@ -238,7 +238,7 @@ class WikitextConverter:
         try:
             raw = _split_sections(markup.strip_comments_and_refs(wikitext))
             sections = self._assemble(raw, lambda text, lead: _plain_text(text))
-        except Exception:  # the fallback of the fallback: the words, without markup characters
+        except Exception:  # noqa: BLE001 - the fallback of the fallback: the words, without markup characters
             words = MARKUP_CHARACTERS.sub(" ", wikitext[: self.max_page_chars]).split()
             sections = [Section("0", PREAMBLE, unicodedata.normalize("NFC", " ".join(words)))]
         return Document(title, sections, f"plaintext-fallback:{reason}")
@@ -302,7 +302,7 @@ def _list_line(line: str) -> str:
     if stripped.startswith("----"):
         return ""
     match = LIST_MARKER.match(stripped)
-    if not match or stripped.startswith("|") or stripped.startswith("{|"):
+    if not match or stripped.startswith(("|", "{|")):
         return stripped
     markers, rest = match.group(1), stripped[match.end() :]
     if markers[-1] == "*":

@@ -2,7 +2,6 @@
 
 import bz2
 import json
-import shutil
 
 import pyarrow.parquet as pq
 import pytest
@@ -21,8 +20,13 @@ pytestmark = pytest.mark.usefixtures("ray_local")
 def _build(dumps, out, index_paths=(), **overrides):
     plain = to_dict(load_config("local", [f"{k}={v}" for k, v in overrides.items()]))
     return build_corpus(
-        [str(d) for d in dumps], out, clean=plain["clean"], chunk=plain["chunk"],
-        index_paths=[str(i) for i in index_paths], streams_per_shard=2, progress=False,
+        [str(d) for d in dumps],
+        out,
+        clean=plain["clean"],
+        chunk=plain["chunk"],
+        index_paths=[str(i) for i in index_paths],
+        streams_per_shard=2,
+        progress=False,
     )
 
 
@@ -36,15 +40,26 @@ def test_counts_reconcile_and_manifest_describes_the_build(sample_corpus):
     out, manifest = sample_corpus
     counts = manifest["counts"]
     assert manifest["complete"] and manifest["reconciled"]
-    assert counts["pages"] == 206 == counts["articles"] + counts["redirects"] + counts["other_namespace"] + sum(
-        counts["skipped"].values()
+    assert (
+        counts["pages"]
+        == 206
+        == counts["articles"]
+        + counts["redirects"]
+        + counts["other_namespace"]
+        + sum(counts["skipped"].values())
     )
     assert (counts["articles"], counts["redirects"], counts["other_namespace"]) == (106, 99, 1)
-    assert manifest["inputs"][0]["sha256"] == "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d"
+    assert (
+        manifest["inputs"][0]["sha256"] == "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d"
+    )
     assert manifest["config"]["chunk"]["target_tokens"] == 1536 and manifest["versions"]["ray"]
     assert len(manifest["fingerprint"]) == 16
     redirects = pq.read_table(out / "redirects").to_pylist()
-    assert len(redirects) == 99 and {"page_id": 10, "title": "AccessibleComputing", "target": "Computer accessibility", "ns": 0} in redirects
+    assert (
+        len(redirects) == 99
+        and {"page_id": 10, "title": "AccessibleComputing", "target": "Computer accessibility", "ns": 0}
+        in redirects
+    )
 
 
 def test_chunk_table(sample_corpus):
@@ -67,7 +82,9 @@ def test_same_input_same_bytes_and_multistream_ranges_in_parallel(sample_corpus,
     again = _build([SAMPLE], tmp_path / "again")
     assert again["fingerprint"] == manifest["fingerprint"]
     for table in ("chunks", "docs", "redirects"):
-        assert (out / table / "part-00000.parquet").read_bytes() == (tmp_path / "again" / table / "part-00000.parquet").read_bytes()
+        assert (out / table / "part-00000.parquet").read_bytes() == (
+            tmp_path / "again" / table / "part-00000.parquet"
+        ).read_bytes()
     dump, index, _ = pack_multistream(SAMPLE, tmp_path / "s-multistream.xml.bz2", pages_per_stream=20)
     ranged = _build([dump], tmp_path / "ranged", index_paths=[index])
     assert ranged["shards"] == 6 and ranged["complete"]
@@ -98,7 +115,9 @@ def test_cli_on_embedded_default(tmp_path):
 
 def test_cli_bad_inputs_exit_non_zero_with_a_reason(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(cli, ["build", "corpus", "--dump", str(tmp_path / "missing.xml.bz2"), "--out", str(tmp_path / "a")])
+    result = runner.invoke(
+        cli, ["build", "corpus", "--dump", str(tmp_path / "missing.xml.bz2"), "--out", str(tmp_path / "a")]
+    )
     assert result.exit_code != 0 and "dump file not found" in result.output
 
     data = SAMPLE.read_bytes()
@@ -131,5 +150,10 @@ def test_disambiguation_drop_and_skip_reasons(tmp_path):
     manifest = _build([dump], tmp_path / "out", **{"clean.drop_disambiguation": "true"})
     counts = manifest["counts"]
     assert counts["skipped"] == {"disambiguation": 1, "empty": 1}
-    assert (counts["articles"], counts["redirects"], counts["other_namespace"], counts["pages"]) == (1, 1, 1, 5)
+    assert (counts["articles"], counts["redirects"], counts["other_namespace"], counts["pages"]) == (
+        1,
+        1,
+        1,
+        5,
+    )
     assert manifest["reconciled"]

@@ -57,7 +57,8 @@ def test_band_holds_except_where_the_page_cannot(chunked):
                 # off the band only when a page's length leaves no way to cut it into chunks in the band,
                 # or a single row or sentence is longer than the band
                 feasible = any(
-                    k * chunker.min_tokens <= total <= k * chunker.max_tokens for k in range(1, len(chunks) + 2)
+                    k * chunker.min_tokens <= total <= k * chunker.max_tokens
+                    for k in range(1, len(chunks) + 2)
                 )
                 assert not feasible or chunk.n_tokens > chunker.max_tokens or off_band <= 0.05 * in_band
     assert in_band > 300 and off_band <= 0.05 * in_band

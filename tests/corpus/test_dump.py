@@ -65,7 +65,8 @@ def test_multistream_ranges_match_plain_file(tmp_path, wiki_samples):
     assert [(p.page_id, p.title, p.text, p.redirect_to) for p in ranged] == [
         (p.page_id, p.title, p.text, p.redirect_to) for p in plain
     ]
-    index_lines = bz2.open(index, "rt").read().splitlines()
+    with bz2.open(index, "rt") as lines:
+        index_lines = lines.read().splitlines()
     assert len(index_lines) == 206 and index_lines[0].split(":", 2)[1:] == ["10", "AccessibleComputing"]
 
 
@@ -82,7 +83,9 @@ def _read(path):
 
 def test_truncated_bz2_keeps_earlier_pages_and_records_error(tmp_path):
     words = random.Random(0).choices(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"], k=300_000)
-    xml = dump_xml([page_xml(i, f"Page {i}", " ".join(words[i * 2000 : (i + 1) * 2000])) for i in range(1, 150)])
+    xml = dump_xml(
+        [page_xml(i, f"Page {i}", " ".join(words[i * 2000 : (i + 1) * 2000])) for i in range(1, 150)]
+    )
     data = bz2.compress(xml.encode())
     reader, pages = _read(_write(tmp_path, "cut.xml.bz2", data[: len(data) * 4 // 5]))  # inside bz2 block 2
     assert reader.error and "cut.xml.bz2" in reader.error

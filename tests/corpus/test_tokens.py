@@ -31,7 +31,17 @@ def test_ids_identical_on_real_pages(counters, wiki_samples):
 
 @pytest.mark.parametrize(
     "text",
-    ["", " ", "\n\n\n", "Café naïve ﬁ", "e\u0301", "1984年 it's 'S", "<|endoftext|> <think>x</think>", "a  \n\t b", "🙂" * 5],
+    [
+        "",
+        " ",
+        "\n\n\n",
+        "Café naïve ﬁ",
+        "e\u0301",
+        "1984年 it's 'S",
+        "<|endoftext|> <think>x</think>",
+        "a  \n\t b",
+        "🙂" * 5,
+    ],
 )
 def test_ids_identical_on_edge_cases(counters, text):
     fast, reference = counters

@@ -55,7 +55,9 @@ def test_no_residual_markup_on_real_samples(converter, wiki_samples):
 
 
 def test_sections_numbered_and_reference_sections_dropped(converter):
-    text = "Lead.\n== A ==\nx\n=== A1 ===\ny\n==== A1a ====\nz\n== References ==\nr\n=== Sub ===\ns\n== B ==\nb"
+    text = (
+        "Lead.\n== A ==\nx\n=== A1 ===\ny\n==== A1a ====\nz\n== References ==\nr\n=== Sub ===\ns\n== B ==\nb"
+    )
     assert convert(converter, text) == (
         "Section 0: Preamble\nLead.\n\nSection 1: A\nx\n\nSection 1.1: A1\ny\n\nSection 1.1.1: A1a\nz\n\n"
         "Section 2: B\nb"
@@ -173,7 +175,10 @@ def test_output_is_nfc(converter):
         ("He used ''A Modest Proposal'''s satire.", "He used A Modest Proposal's satire."),
         ("'''Bold''' and ''it'' and '''''both'''''", "Bold and it and both"),
         ("(${{formatnum:{{Inflation|US|800|1861}}}} now) {{formatnum:1234567}}", "($ now) 1,234,567"),
-        ('{|\n! A !! B\n|-\n| a ||bgcolor="pink"|{{SimpleNuclide2|lithium|6}}\n|}', "| A | B |\n| --- | --- |\n| a | |"),
+        (
+            '{|\n! A !! B\n|-\n| a ||bgcolor="pink"|{{SimpleNuclide2|lithium|6}}\n|}',
+            "| A | B |\n| --- | --- |\n| a | |",
+        ),
         ("years 1826<br/ >1861", "years 1826\n1861"),
         ("[[x|named]] {{IPAc-en|a}}, plural", "named, plural"),
     ],

@@ -14,17 +14,31 @@ BAMBOOGLE = "tests/data/qa/bamboogle_test.flashrag.jsonl"
 
 def test_eval_then_resume_then_report(leads_root, tmp_path):
     runner = CliRunner()
-    args = ["eval", "--dataset", "Bamboogle", "--data", BAMBOOGLE, "--limit", "6",
-            "--index", str(leads_root / "index"), "--out", str(tmp_path / "run"), "eval.workers=1"]
+    args = [
+        "eval",
+        "--dataset",
+        "Bamboogle",
+        "--data",
+        BAMBOOGLE,
+        "--limit",
+        "6",
+        "--index",
+        str(leads_root / "index"),
+        "--out",
+        str(tmp_path / "run"),
+        "eval.workers=1",
+    ]
     first = runner.invoke(cli, args)
     assert first.exit_code == 0, first.output
-    summary = json.loads(first.output[first.output.index("{"):])
+    summary = json.loads(first.output[first.output.index("{") :])
     assert (summary["total"], summary["recorded"], summary["errored"], summary["ran"]) == (6, 6, 0, 6)
     assert summary["model"] == "heuristic-baseline-no-llm"
     again = runner.invoke(cli, args)
-    assert again.exit_code == 0 and json.loads(again.output[again.output.index("{"):])["ran"] == 0
+    assert again.exit_code == 0 and json.loads(again.output[again.output.index("{") :])["ran"] == 0
 
-    report = runner.invoke(cli, ["report", str(tmp_path / "run"), "--out", str(tmp_path / "report"), "--no-plots"])
+    report = runner.invoke(
+        cli, ["report", str(tmp_path / "run"), "--out", str(tmp_path / "report"), "--no-plots"]
+    )
     assert report.exit_code == 0, report.output
     assert "| heuristic-baseline-no-llm | 6 |" in report.output
     assert (tmp_path / "report" / "report.tex").is_file() and (tmp_path / "report" / "stats.csv").is_file()
