@@ -16,6 +16,7 @@ from sws.cli.evaluate import eval_command, report_command
 from sws.cli.fetch import fetch
 from sws.cli.index import build_index_command, embed_command, open_command, search_command
 from sws.cli.quickstart import quickstart
+from sws.cli.serve import serve
 from sws.cli.ui import ui_command
 
 
@@ -34,6 +35,7 @@ cli.add_command(open_command)
 cli.add_command(eval_command)
 cli.add_command(report_command)
 cli.add_command(quickstart)
+cli.add_command(serve)
 cli.add_command(ui_command)
 
 

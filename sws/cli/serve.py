@@ -13,7 +13,7 @@ from sws.cli.options import config_option, overrides_argument, resolve_config
 def _serve_package():
     """``serve.launch`` (the Serve apps live in the repository's top-level ``serve/``, next to ``sws/``)."""
     try:
-        import serve.launch as launch
+        from serve import launch
     except ImportError:
         from pathlib import Path
 
@@ -23,13 +23,16 @@ def _serve_package():
                 "the Serve applications (serve/) are not importable: run from a checkout of the repository"
             ) from None
         sys.path.insert(0, str(root))
-        import serve.launch as launch
+        from serve import launch
     return launch
 
 
 @click.command("serve")
 @click.option(
-    "--index", "index_dir", envvar="SWS_INDEX", type=click.Path(file_okay=False),
+    "--index",
+    "index_dir",
+    envvar="SWS_INDEX",
+    type=click.Path(file_okay=False),
     help="Index directory (default: serve.index, then index.out of the config; env SWS_INDEX).",
 )
 @click.option("--host", help="Bind address (default 127.0.0.1; 0.0.0.0 to serve other machines).")
@@ -42,7 +45,9 @@ def _serve_package():
 @click.option("--num-cpus", type=int, help="CPUs of the local Ray (default: all).")
 @config_option
 @overrides_argument
-def serve(index_dir, host, port, replicas, ingress, no_batching, no_mcp, ray_address, num_cpus, profile, overrides):
+def serve(
+    index_dir, host, port, replicas, ingress, no_batching, no_mcp, ray_address, num_cpus, profile, overrides
+):
     """Serve the tools over HTTP (POST /call, /search, /open_url; GET /tools, /health, /info), MCP (/mcp)
     and a Ray Serve deployment handle, until Ctrl-C.
 

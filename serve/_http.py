@@ -1,0 +1,251 @@
+"""The HTTP face of the retrieval service (a lean Starlette app; Serve runs it as the ingress).
+
+    POST /call       {"name": "search", "arguments": "{\\"query\\": ...}"}  -> {"content": observation}
+    POST /search     the search tool's arguments  -> {"content", "hits": [...], "query", "top_k", ...}
+    POST /open_url   {"url": ...}                 -> {"content", "page_id", "title", "chunk", "n_chunks"}
+    GET  /tools      the three OpenAI tool schemas
+    GET  /health     liveness (never needs the token)
+    GET  /info       index fingerprints and counts, versions, settings
+    /mcp             MCP streamable HTTP (tools ``search`` and ``open_url``)
+
+``/call`` answers like an in-process ``call_tool``: the model's mistakes are 200 with the error observation.
+``/search`` and ``/open_url`` are for programs: bad arguments are 400, an unknown page 404, each with the
+observation in ``content``. Every error is JSON ``{"error": {"status", "code", "message"}}``: malformed JSON
+400, wrong content type 415, body over the bound 413, missing or wrong token 401, unknown path 404, wrong
+method 405, backend unavailable 503 (with ``Retry-After``), timeout 504.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import math
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from serve._service import RetrievalService, ServiceError
+from sws.transport.calls import BackendFailure
+
+OPEN_PATHS = frozenset({"/health"})  # reachable without the bearer token (load-balancer probes)
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """UTF-8 JSON; text with lone surrogates (valid JSON input, not encodable) falls back to ``\\u`` escapes."""
+    try:
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        body = json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return Response(body, status, headers, media_type="application/json")
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    return json_response({"error": {"status": status, "code": code, "message": message}}, status, headers)
+
+
+async def _send_error(send: Any, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+    response = error_response(status, code, message, headers)
+    await response({"type": "http"}, _never_receive, send)
+
+
+async def _never_receive() -> dict[str, Any]:  # pragma: no cover - responses do not read
+    return {"type": "http.disconnect"}
+
+
+class RequestGuard:
+    """ASGI middleware: bearer token (except ``OPEN_PATHS``) and the request-body bound.
+
+    The body is read here, at most ``max_body_bytes`` (a larger ``Content-Length`` is refused before
+    reading), then replayed to the app.
+    """
+
+    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int):
+        self.app = app
+        self.token = (token or "").encode() or None
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or [])
+        root, path = scope.get("root_path", ""), scope["path"]
+        relative = path[len(root) :] if root and path.startswith(root) else path
+        if self.token is not None and relative not in OPEN_PATHS and not self._authorized(headers):
+            return await _send_error(
+                send,
+                401,
+                "unauthorized",
+                "missing or wrong bearer token",
+                {"www-authenticate": 'Bearer realm="sws"'},
+            )
+        length = headers.get(b"content-length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                return await _send_error(send, 400, "bad_request", "invalid Content-Length header")
+            if declared > self.max_body_bytes:
+                return await _send_error(send, 413, "body_too_large", self._too_large(declared))
+        if scope["method"] in ("GET", "HEAD", "DELETE", "OPTIONS") and length is None:
+            return await self.app(scope, receive, send)
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return await _send_error(send, 413, "body_too_large", self._too_large(size, at_least=True))
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body, replayed = b"".join(chunks), False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _authorized(self, headers: dict[bytes, bytes]) -> bool:
+        scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
+
+    def _too_large(self, size: int, at_least: bool = False) -> str:
+        return (
+            f"request body of {'more than ' if at_least else ''}{size} bytes exceeds the "
+            f"{self.max_body_bytes}-byte bound"
+        )
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json" and not media.endswith("+json"):
+        raise ServiceError(415, "unsupported_media_type", f"expected application/json, got {media or 'none'}")
+    body = await request.body()
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too deep
+        raise ServiceError(400, "invalid_json", f"request body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ServiceError(400, "invalid_json", "request body must be a JSON object")
+    return data
+
+
+def _tool_call(body: dict[str, Any]) -> tuple[str, str]:
+    """``{"name", "arguments"}`` or an OpenAI tool call ``{"function": {"name", "arguments"}}``."""
+    call = body["function"] if isinstance(body.get("function"), dict) else body
+    name, arguments = call.get("name"), call.get("arguments")
+    if not isinstance(name, str):
+        raise ServiceError(400, "invalid_argument", "'name' must be a string (the tool name)")
+    if arguments is None:
+        arguments = "{}"
+    elif isinstance(arguments, (dict, list)):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    elif not isinstance(arguments, str):
+        raise ServiceError(400, "invalid_argument", "'arguments' must be a JSON string (or an object)")
+    return name, arguments
+
+
+def make_http_app(
+    service: RetrievalService,
+    *,
+    token: str | None = None,
+    health: Callable[[], dict[str, Any]] | None = None,
+    mcp: tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager]] | None = None,
+    retry_after_s: float = 1.0,
+) -> Any:
+    """The ASGI app of the service.
+
+    Args:
+        service: the retrieval service.
+        token: bearer token every route but ``/health`` requires; None or "" for none.
+        health: extra fields for ``/health``.
+        mcp: ``(asgi_app, lifespan)`` of the MCP endpoint (``serve._mcp.make_mcp``), or None for no ``/mcp``.
+        retry_after_s: ``Retry-After`` of a 503 (backend unavailable).
+    """
+
+    async def call(request: Request) -> Response:
+        name, arguments = _tool_call(await _json_object(request))
+        return json_response({"content": await service.acall(name, arguments)})
+
+    async def search(request: Request) -> Response:
+        return json_response(await service.asearch(await _json_object(request)))
+
+    async def open_url(request: Request) -> Response:
+        return json_response(await service.aopen_url(await _json_object(request)))
+
+    async def tools(request: Request) -> Response:
+        return json_response({"tools": service.schemas})
+
+    async def healthz(request: Request) -> Response:
+        return json_response({"status": "ok", **(health() if health else {})})
+
+    async def info(request: Request) -> Response:
+        return json_response(service.info())
+
+    async def on_service_error(request: Request, exc: ServiceError) -> Response:
+        return json_response(exc.body(), exc.status)
+
+    async def on_backend_failure(request: Request, exc: BackendFailure) -> Response:
+        retry = {"retry-after": str(max(1, math.ceil(retry_after_s)))}
+        return error_response(503, "backend_unavailable", str(exc), retry)
+
+    async def on_timeout(request: Request, exc: TimeoutError) -> Response:
+        return error_response(504, "timeout", str(exc))
+
+    async def on_http_error(request: Request, exc: HTTPException) -> Response:
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        return error_response(exc.status_code, code, str(exc.detail), dict(exc.headers or {}))
+
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        return error_response(500, "internal", f"{type(exc).__name__} (see the replica log)")
+
+    routes = [
+        Route("/call", call, methods=["POST"]),
+        Route("/search", search, methods=["POST"]),
+        Route("/open_url", open_url, methods=["POST"]),
+        Route("/tools", tools, methods=["GET"]),
+        Route("/health", healthz, methods=["GET"]),
+        Route("/info", info, methods=["GET"]),
+    ]
+    if mcp is not None:
+        routes.append(Route("/mcp", mcp[0], methods=["GET", "POST", "DELETE"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp is not None:
+                await stack.enter_async_context(mcp[1]())
+            yield
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            ServiceError: on_service_error,
+            BackendFailure: on_backend_failure,
+            TimeoutError: on_timeout,
+            HTTPException: on_http_error,
+            Exception: on_unexpected,
+        },
+        lifespan=lifespan,
+    )
+    return RequestGuard(app, token=token, max_body_bytes=service.limits.max_body_bytes)

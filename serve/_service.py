@@ -1,0 +1,257 @@
+"""The retrieval service without Ray: tools over an opened index, bounds, typed errors, dispatch.
+
+The HTTP app (``_http.py``), the MCP endpoint (``_mcp.py``) and the handle API (``retrieval.py``) all call
+it, so they answer the same text; tests drive it directly too.
+
+Dispatch: Tantivy and FAISS calls take well under a millisecond here and hold the GIL for most of it, so
+they run inline on the event loop (a thread pool of 32 cost a third of the throughput in GIL switching,
+``benchmarks/serve_http.py``). A query embedding is the one slow step: with a :class:`QueryPrefetcher`
+(the batched embedding deployment) it is awaited on the loop first and handed to the engine, which then
+runs inline too; with an in-process embedder, vector and RRF searches go to a small thread pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from sws.env import (
+    INVALID_URL_MESSAGE,
+    SearchArgs,
+    WikiTools,
+    chunk_url,
+    parse_arguments,
+    parse_wiki_url,
+)
+from sws.index.embedders.base import format_query
+from sws.search.types import Hit
+from sws.transport.calls import BackendFailure, call_tool, guarded_tools
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request bounds (the reference had none, CONTRACT §11 item 6); ``top_k`` and the query length are
+    bounded by the tools themselves (``WikiTools(max_top_k=, max_query_chars=)``), the same in-process."""
+
+    max_body_bytes: int = 65_536
+    request_timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value <= 0:
+                raise ValueError(f"{name}={value}: must be > 0")
+
+
+class ServiceError(Exception):
+    """A request the service answers with a non-200 status and a JSON error body.
+
+    Args:
+        status: HTTP status (400 bad request, 404 no such document, 503 backend unavailable, 504 timeout).
+        code: a stable machine-readable code, e.g. ``invalid_argument``.
+        message: for humans (and models).
+        content: the contract observation for this outcome, when there is one.
+    """
+
+    def __init__(self, status: int, code: str, message: str, content: str | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.content = status, code, message, content
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": {"status": self.status, "code": self.code, "message": self.message}}
+        if self.content is not None:
+            body["content"] = self.content
+        return body
+
+
+def _hit_record(rank: int, hit: Hit, tools: WikiTools) -> dict[str, Any]:
+    chunk = hit.chunk
+    return {
+        "rank": rank,
+        "title": chunk.title,
+        "url": chunk_url(chunk.page_id, chunk.chunk_index, chunk.title, tools.link_mode),
+        "page_id": chunk.page_id,
+        "chunk_id": chunk.chunk_id,
+        "chunk_index": chunk.chunk_index,
+        "n_chunks": chunk.n_chunks,
+        "score": hit.score,
+        "source": hit.source,
+        "text_rank": hit.text_rank,
+        "vector_rank": hit.vector_rank,
+    }
+
+
+class QueryPrefetcher(Protocol):
+    """An embedder that can compute a query vector asynchronously and hand it to the engine."""
+
+    query_task: str
+
+    async def aembed(self, text: str) -> Any:
+        """The vector of ``text`` (the instruction already applied)."""
+
+    def filled(self, text: str, vector: Any) -> Any:
+        """Context manager: while open, embedding ``text`` returns ``vector`` without computing it."""
+
+
+class RetrievalService:
+    """Tool calls, structured search/open and service info over one search engine.
+
+    Args:
+        engine: the search backend (``sws.search.SearchEngine``).
+        tool_options: ``WikiTools`` keyword arguments.
+        limits: request bounds.
+        info: static facts for ``info()`` (index manifest summary, versions, settings).
+        prefetch: the engine's query embedder when it is remote (see the module docstring), else None.
+        threads: worker threads for searches that embed in-process.
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        *,
+        tool_options: dict[str, Any] | None = None,
+        limits: Limits | None = None,
+        info: dict[str, Any] | None = None,
+        prefetch: QueryPrefetcher | None = None,
+        threads: int = 4,
+    ):
+        self.engine = engine
+        self.tools = guarded_tools(engine, **(tool_options or {}))
+        self.limits = limits or Limits()
+        self.prefetch = prefetch
+        self._info = info or {}
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sws-retrieval")
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        return self.tools.schemas
+
+    # ---- blocking calls ------------------------------------------------------------------------------------
+
+    def call(self, name: str, arguments_json: str | None) -> str:
+        """The observation, exactly as ``WikiTools.call_tool`` gives it, except that a backend failure
+        raises ``BackendFailure``."""
+        return call_tool(self.tools, name, arguments_json)
+
+    def search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The ``search`` observation plus the hits as records, for programs."""
+        try:
+            args = self._parse_search(arguments)
+        except (ValueError, TypeError) as exc:
+            raise ServiceError(400, "invalid_argument", str(exc)) from exc
+        hits = self.tools.search_hits(args)
+        return {
+            "content": self.tools.render_search(args, hits),
+            "query": args.query,
+            "top_k": args.top_k,
+            "method": args.method,
+            "only_title": args.only_title,
+            "hits": [_hit_record(i, hit, self.tools) for i, hit in enumerate(hits, 1)],
+        }
+
+    def open_url(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The ``open_url`` observation plus the resolved page; 400 for an invalid URL, 404 if not found."""
+        url = arguments.get("url")
+        if not isinstance(url, str):
+            raise ServiceError(400, "invalid_argument", "'url' must be a string")
+        content = self.tools.open_url(url)
+        target = parse_wiki_url(url)
+        if target is None:
+            raise ServiceError(400, "invalid_url", INVALID_URL_MESSAGE, content)
+        page_id = self.tools.backend.resolve_page(target.identifier)
+        chunks = self.tools.backend.page_chunks(page_id) if page_id is not None else []
+        if not chunks or (target.chunk is not None and target.chunk > len(chunks)):
+            raise ServiceError(404, "not_found", content, content)
+        return {
+            "content": content,
+            "url": url,
+            "page_id": page_id,
+            "title": chunks[0].title,
+            "chunk": target.chunk,
+            "n_chunks": len(chunks),
+        }
+
+    def info(self) -> dict[str, Any]:
+        return {**self._info, "pid": os.getpid()}
+
+    # ---- async entry points ------------------------------------------------------------------------------
+
+    async def acall(self, name: str, arguments_json: str | None) -> str:
+        """:meth:`call` for the event loop."""
+        return await self._dispatch(self._search_query(name, arguments_json), self.call, name, arguments_json)
+
+    async def asearch(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`search` for the event loop."""
+        return await self._dispatch(self._search_query("search", arguments), self.search, arguments)
+
+    async def aopen_url(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`open_url` for the event loop."""
+        return await self._dispatch(None, self.open_url, arguments)
+
+    async def _dispatch(self, query: str | None, method: Any, *args: Any) -> Any:
+        """Run ``method(*args)``: inline, after prefetching ``query``'s embedding, or on the pool.
+
+        Raises:
+            ServiceError: the request is wrong (400/404).
+            BackendFailure: the index or embedder failed (HTTP 503; handle callers retry).
+            TimeoutError: the embedding or pooled call ran out of time (HTTP 504).
+        """
+        if query is None:
+            return method(*args)
+        if self.prefetch is not None:
+            text = format_query(query, self.prefetch.query_task)
+            try:
+                vector = await asyncio.wait_for(self.prefetch.aembed(text), self.limits.request_timeout_s)
+            except TimeoutError:
+                raise self._timeout("query embedding") from None
+            except BackendFailure:
+                raise
+            except Exception as exc:
+                raise BackendFailure(f"query embedding failed: {type(exc).__name__}: {exc}") from exc
+            with self.prefetch.filled(text, vector):
+                return method(*args)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, method, *args)
+        try:
+            return await asyncio.wait_for(future, self.limits.request_timeout_s)
+        except TimeoutError:
+            raise self._timeout("tool call") from None
+
+    def _search_query(self, name: Any, arguments: Any) -> str | None:
+        """The query a call will embed (a vector or rrf search of a valid query), else None."""
+        if str(name or "").strip() != "search":
+            return None
+        try:
+            args = parse_arguments(arguments or "{}") if isinstance(arguments, str) else arguments
+            parsed = self._parse_search(args)
+        except (ValueError, TypeError, RecursionError, AttributeError):
+            return None
+        if parsed.only_title or parsed.method == "keywords":
+            return None
+        return parsed.query
+
+    def _timeout(self, what: str) -> TimeoutError:
+        return TimeoutError(f"the {what} took longer than {self.limits.request_timeout_s:g} s")
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # ---- helpers ----------------------------------------------------------------------------------------
+
+    def _parse_search(self, arguments: dict[str, Any]) -> SearchArgs:
+        return SearchArgs.parse(arguments, self.tools.max_top_k, self.tools.max_query_chars)
+
+
+def versions() -> dict[str, str]:
+    """Library versions reported by ``GET /info``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for package in ("sws", "ray", "tantivy", "faiss-cpu", "faiss-gpu-cu12", "mcp", "starlette", "torch"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return found

@@ -1,0 +1,313 @@
+"""Run the retrieval app on a local Ray (``sws serve``) or deploy it to a running cluster, and wait.
+
+Ingress modes (``ServeConfig.ingress``):
+
+- ``haproxy`` (default): Ray Serve's HAProxy ingress (``RAY_SERVE_ENABLE_HA_PROXY=1``) forwards HTTP straight
+  to the ingress replicas' own servers. On this project's 2-core machine it answered ~6x the requests of
+  the Python proxy (``benchmarks/serve_http.py``). The variable must be set where Ray starts, so for a
+  local Ray this module sets it (with private ports and paths, so several instances can share a machine);
+  on a cluster, start Ray with it (``configs/cluster.yaml`` does).
+- ``proxy``: Serve's Python HTTP proxy.
+
+Backpressure is the same in both: ``max_ongoing_requests`` per replica, then a queue of
+``max_queued_requests``, then 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Self
+
+from sws.serving_config import INGRESS_MODES, ServeConfig
+
+REPO_ROOT = Path(__file__).resolve().parents[1]  # holds the `serve` package the replicas import
+HAPROXY_RETRY_ON = "conn-failure empty-response"  # HAProxy's default is conn-failure only
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def haproxy_env(run_dir: str | Path) -> dict[str, str]:
+    """Environment for a private HAProxy ingress: the flag, its files under ``run_dir``, free side ports.
+
+    Ray's defaults (``/tmp/haproxy-serve``, ports 8404, 9101, 8500, 9500) are machine-wide, so two
+    instances on one machine would collide.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "RAY_SERVE_ENABLE_HA_PROXY": "1",
+        "RAY_SERVE_HAPROXY_CONFIG_FILE_LOC": str(run_dir / "haproxy.cfg"),
+        "RAY_SERVE_HAPROXY_SOCKET_PATH": str(run_dir / "admin.sock"),
+        "RAY_SERVE_HAPROXY_SERVER_STATE_BASE": str(run_dir),
+        "RAY_SERVE_HAPROXY_SERVER_STATE_FILE": str(run_dir / "server-state"),
+        "RAY_SERVE_HAPROXY_METRICS_SOCKET_PATH": str(run_dir / "metrics.sock"),
+        "RAY_SERVE_HAPROXY_METRICS_PORT": str(free_port()),
+        "RAY_SERVE_HAPROXY_STATS_PORT": str(free_port()),
+        "RAY_SERVE_FALLBACK_PROXY_HTTP_PORT": str(free_port()),
+        "RAY_SERVE_FALLBACK_PROXY_GRPC_PORT": str(free_port()),
+        # a request whose replica died before answering (connection refused, or closed with no response)
+        # is sent again to another replica: every tool is a read, so replaying is safe
+        "RAY_SERVE_HAPROXY_RETRY_ON": os.environ.get("RAY_SERVE_HAPROXY_RETRY_ON", HAPROXY_RETRY_ON),
+        "RAY_SERVE_HAPROXY_RETRIES": os.environ.get("RAY_SERVE_HAPROXY_RETRIES", "3"),
+        # replicas stopping wait this long for HAProxy to stop sending (default 30 s); one local HAProxy
+        # learns of it at once, and it makes Ctrl-C slow
+        "RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S": os.environ.get(
+            "RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S", "2"
+        ),
+    }
+
+
+def service_url(cfg: ServeConfig) -> str:
+    host = "127.0.0.1" if cfg.host in ("0.0.0.0", "::", "") else cfg.host
+    prefix = "" if cfg.route_prefix in ("/", "") else cfg.route_prefix.rstrip("/")
+    return f"http://{host}:{cfg.port}{prefix}"
+
+
+def wait_healthy(url: str, timeout_s: float = 120.0) -> None:
+    """Poll ``GET {url}/health`` until it answers 200.
+
+    Raises:
+        TimeoutError: not healthy in time.
+    """
+    deadline, last = time.monotonic() + timeout_s, None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError as exc:
+            last = exc
+        time.sleep(0.25)
+    raise TimeoutError(f"{url}/health not healthy after {timeout_s:g} s (last error: {last})")
+
+
+def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> dict[str, str]:
+    """Set the environment a local Ray must start with (before ``ray.init``); returns what was set."""
+    if cfg.ingress not in INGRESS_MODES:
+        raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
+    env = {"RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+    paths = [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    if cfg.ingress == "haproxy":
+        env |= haproxy_env(run_dir or tempfile.mkdtemp(prefix="sws-haproxy-"))
+    os.environ.update(env)
+    return env
+
+
+def run(
+    cfg: ServeConfig,
+    *,
+    ray_address: str | None = None,
+    num_cpus: int | None = None,
+    on_ready: Callable[[dict[str, Any]], None] | None = None,
+    stop: threading.Event | None = None,
+    health_timeout_s: float = 180.0,
+) -> None:
+    """Start (or join) Ray, run the retrieval app, call ``on_ready`` with its URL and Ray address, and block
+    until ``stop`` is set or SIGINT/SIGTERM; then delete the app (and stop the local Ray it started).
+
+    Raises:
+        ValueError: bad settings (from ``build_app``).
+    """
+    import ray
+    from ray import serve
+
+    from serve.retrieval import build_app
+    from sws.raykit import init_ray
+
+    if cfg.ingress not in INGRESS_MODES:
+        raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
+    app = build_app(cfg)  # validate before starting anything
+    local = not (ray_address or os.environ.get("RAY_ADDRESS"))
+    if local and not ray.is_initialized():
+        prepare_local_env(cfg)
+    stop = stop or threading.Event()
+    init_ray(ray_address, num_cpus)
+    # after ray.init, which installs its own SIGTERM handler (it would exit without deleting the app)
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        serve.start(http_options={"host": cfg.host, "port": cfg.port})
+        serve.run(app, name=cfg.app_name, route_prefix=cfg.route_prefix, blocking=False)
+        url = service_url(cfg)
+        wait_healthy(url, health_timeout_s)
+        if on_ready is not None:
+            on_ready(
+                {
+                    "url": url,
+                    "app": cfg.app_name,
+                    "ray_address": ray.get_runtime_context().gcs_address,
+                    "ingress": cfg.ingress,
+                    "pid": os.getpid(),
+                }
+            )
+        while not stop.wait(0.5):
+            pass
+    finally:
+        try:
+            if local:
+                serve.shutdown()
+            else:
+                serve.delete(cfg.app_name)
+        finally:
+            if local:
+                ray.shutdown()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def print_ready(event: dict[str, Any]) -> None:
+    """One JSON line on stdout (``{"event": "ready", ...}``) that scripts and tests wait for."""
+    print(json.dumps({"event": "ready", **event}), flush=True)
+    print(f"sws retrieval service at {event['url']} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+
+
+class ServeProcess:
+    """``sws serve`` in a child process with its own local Ray: for tests, benchmarks and notebooks.
+
+    ``start()`` returns once the service answers (the child's ready line); ``stop()`` sends SIGTERM, so
+    the child deletes the app and stops its Ray, and kills the child's process group only if it hangs.
+
+    Args:
+        index: the index directory.
+        port: HTTP port (None: a free one).
+        token: bearer token (passed as ``SWS_SERVE_TOKEN``), or None.
+        args: more ``sws serve`` arguments, e.g. ``["--replicas", "2", "serve.max_queued_requests=8"]``.
+        env: extra environment variables for the child.
+        log_path: where the child's stderr goes (None: discarded).
+    """
+
+    def __init__(
+        self,
+        index: str | Path,
+        *,
+        port: int | None = None,
+        token: str | None = None,
+        args: list[str] | tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        log_path: str | Path | None = None,
+        startup_timeout_s: float = 300.0,
+    ):
+        self.index, self.port, self.token = str(index), port or free_port(), token
+        self.args, self.env, self.log_path = list(args), dict(env or {}), log_path
+        self.startup_timeout_s = startup_timeout_s
+        self.process: Any = None
+        self.ready: dict[str, Any] = {}
+
+    @property
+    def url(self) -> str:
+        return self.ready["url"]
+
+    def start(self) -> ServeProcess:
+        import queue
+        import subprocess
+
+        env = {**os.environ, **self.env, "RAY_AUTH_MODE": "disabled"}
+        env.pop("RAY_ADDRESS", None)
+        if self.token:
+            env["SWS_SERVE_TOKEN"] = self.token
+        else:
+            env.pop("SWS_SERVE_TOKEN", None)
+        command = [
+            sys.executable,
+            "-m",
+            "sws.cli.serve",
+            "--index",
+            self.index,
+            "--port",
+            str(self.port),
+            *self.args,
+        ]
+        stderr = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self.process = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(
+            target=lambda: [lines.put(line) for line in self.process.stdout], daemon=True
+        ).start()
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1.0)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            if line.startswith('{"event": "ready"'):
+                self.ready = json.loads(line)
+                return self
+        self.stop()
+        raise RuntimeError(
+            f"sws serve did not become ready (exit code {self.process.returncode}); see {self.log_path}"
+        )
+
+    def stop(self, timeout_s: float = 90.0) -> None:
+        import subprocess
+
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+_STATUS_SCRIPT = """
+import json, sys, ray
+from ray import serve
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+v = lambda x: str(getattr(x, "value", x))
+print(json.dumps({name: {"status": v(app.status), "deployments": {
+    d: {"status": v(s.status), "replicas": {v(k): n for k, n in s.replica_states.items()}}
+    for d, s in app.deployments.items()}} for name, app in serve.status().applications.items()}))
+"""
+
+
+def serve_status(ray_address: str, timeout_s: float = 60.0) -> dict[str, Any]:
+    """``serve.status()`` of the cluster at ``ray_address``, as plain data, from a short-lived driver process
+    (so the caller needs no Ray connection of its own): ``{app: {"status", "deployments": {name: {"status",
+    "replicas": {state: count}}}}}``."""
+    import subprocess
+
+    env = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+    env.pop("RAY_ADDRESS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _STATUS_SCRIPT, ray_address],
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=timeout_s,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"serve.status() failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,0 +1,409 @@
+"""The retrieval application: ``RetrievalIngress`` (HTTP + MCP + handle API over the opened index) and
+``QueryEmbedder`` (query embeddings with ``@serve.batch``, on a GPU when there is one).
+
+    serve.run(build_app(ServeConfig(index="sws-out/index")), name="sws", route_prefix="/")
+    # serve deploy: import_path serve.retrieval:app_builder, args = ServeConfig fields
+
+Each ingress replica opens the index once (Tantivy and the Arrow chunk ids memory-mapped; FAISS is read
+into memory) and runs the engine on its event loop (``serve/_service.py``). Ingress and retriever share a
+deployment on purpose: on a small machine every handle hop costs as much as a keyword search
+(``benchmarks/serve_http.py``); replicas scale the pair together. Vector and RRF queries get their
+embedding from ``QueryEmbedder`` through a handle: each replica sends its concurrent queries in one call
+(:class:`RequestCoalescer`) and ``@serve.batch`` merges the calls of all replicas into forward passes.
+
+Other Ray jobs call ``serve.get_app_handle(name).call_tool.remote(tool, arguments_json)`` (or use
+``sws.transport.HandleTools``); ``search``, ``open_url``, ``tools`` and ``info`` are also handle methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from ray import serve
+from ray.serve.config import BackpressureConfig
+
+from serve._service import Limits, RetrievalService, versions
+from sws.index.embedders import Embedder
+from sws.serving_config import AutoscalingSettings, ServeConfig, merge_section
+
+
+def load_serve_config(args: ServeConfig | dict[str, Any] | None) -> ServeConfig:
+    """``args`` validated against ``ServeConfig``; ``{"profile": "paper", ...}`` starts from that profile's
+    ``serve:`` section. Unknown keys and wrong types raise ``ValueError``."""
+    return merge_section(ServeConfig, args, "serve")
+
+
+def apply_overrides(cfg: ServeConfig, overrides: list[str] | tuple[str, ...]) -> ServeConfig:
+    """``key=value`` overrides (OmegaConf dot-list, keys relative to ``ServeConfig``) applied to ``cfg``."""
+    if not overrides:
+        return cfg
+    from omegaconf import OmegaConf
+
+    bad = [o for o in overrides if "=" not in o]
+    if bad:
+        raise ValueError(f"overrides must look like key=value, got {bad}")
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(cfg), OmegaConf.from_dotlist(list(overrides)))
+    except Exception as exc:  # omegaconf raises several error types; all mean "bad config"
+        raise ValueError(f"invalid serve override: {exc}") from exc
+    return OmegaConf.to_object(merged)
+
+
+def _replica_options(replicas: AutoscalingSettings) -> dict[str, Any]:
+    if replicas.min_replicas > replicas.max_replicas or replicas.max_replicas < 1:
+        raise ValueError(f"replicas: min {replicas.min_replicas} > max {replicas.max_replicas} or max < 1")
+    if replicas.min_replicas == replicas.max_replicas:
+        return {"num_replicas": replicas.max_replicas}
+    return {"autoscaling_config": asdict(replicas)}
+
+
+class RequestCoalescer:
+    """Turns concurrent one-item calls into list calls: at most ``max_in_flight`` lists are on their way,
+    and items arriving meanwhile go out together in the next one. No timer: a lone item leaves at once.
+
+    Each handle call costs about a millisecond of Python on both sides on a small machine, so sending the
+    queries of concurrent requests in one call matters as much as batching the forward pass.
+
+    Args:
+        send: ``async items -> results`` (same length and order).
+        max_items: items per list.
+        max_in_flight: lists awaiting their results at once.
+    """
+
+    def __init__(self, send: Any, max_items: int = 64, max_in_flight: int = 2):
+        self._send, self.max_items, self.max_in_flight = send, max_items, max_in_flight
+        self._pending: list[tuple[Any, asyncio.Future]] = []
+        self._in_flight = 0
+
+    async def __call__(self, item: Any) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((item, future))
+        self._pump()
+        return await future
+
+    def _pump(self) -> None:
+        while self._pending and self._in_flight < self.max_in_flight:
+            batch, self._pending = self._pending[: self.max_items], self._pending[self.max_items :]
+            self._in_flight += 1
+            asyncio.ensure_future(self._run(batch))
+
+    async def _run(self, batch: list[tuple[Any, asyncio.Future]]) -> None:
+        try:
+            results = await self._send([item for item, _ in batch])
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+        except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+        finally:
+            self._in_flight -= 1
+            self._pump()
+
+
+class HandleEmbedder(Embedder):
+    """The index's query embedder, computed by the ``QueryEmbedder`` deployment.
+
+    Same model id, dimension and query task as the build (so ``WikiIndex.open`` accepts it); the
+    instruction prefix is applied here, the remote side embeds and L2-normalises like ``embed_documents``.
+    The service awaits :meth:`aembed` on the event loop and runs the engine inside :meth:`filled`, so the
+    engine never blocks on the deployment; called elsewhere (a pool thread) it waits for the remote call.
+
+    Args:
+        spec: the index manifest's embedder spec.
+        dim: its dimension.
+        remote: ``async text -> vector`` (one ``QueryEmbedder.embed`` call; Serve batches them).
+        timeout_s: seconds to wait for one remote embedding from a thread.
+    """
+
+    kind = "serve-handle"
+
+    def __init__(self, spec: dict[str, Any], dim: int, remote: Any, timeout_s: float = 60.0):
+        super().__init__(spec["model"], spec.get("query_task"))
+        self._dim, self._remote, self._timeout_s = int(dim), remote, timeout_s
+        self._filled: dict[str, Any] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    async def aembed(self, text: str) -> np.ndarray:
+        self.loop = asyncio.get_running_loop()
+        return await self._remote(text)
+
+    @contextlib.contextmanager
+    def filled(self, text: str, vector: Any):
+        self._filled[text] = vector
+        try:
+            yield
+        finally:
+            self._filled.pop(text, None)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self.embed_documents(texts)
+
+    def embed_documents(self, texts: Any) -> np.ndarray:
+        rows = []
+        for text in texts:
+            row = self._filled.get(text)
+            if row is None:
+                row = self._wait(text)
+            rows.append(row)
+        if not rows:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(np.stack(rows), dtype=np.float32)
+
+    def _wait(self, text: str) -> np.ndarray:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self.loop is None or running is self.loop:
+            raise RuntimeError("HandleEmbedder: a query reached the engine without its prefetched embedding")
+        future = asyncio.run_coroutine_threadsafe(self._remote(text), self.loop)
+        return future.result(self._timeout_s)
+
+
+@serve.deployment(name="QueryEmbedder")
+class QueryEmbedder:
+    """Embeds query texts (instruction already applied) in dynamic batches: one forward pass per batch.
+
+    Args:
+        index: the index directory (its manifest names the embedder).
+        device: torch device for local models ("cuda", "cpu"); None: the library's choice.
+        threads: torch CPU threads (None: leave as Ray set them).
+        max_batch_size, batch_wait_timeout_s: ``@serve.batch`` knobs (also adjustable via ``user_config``).
+    """
+
+    def __init__(
+        self,
+        index: str,
+        device: str | None = None,
+        threads: int | None = None,
+        max_batch_size: int = 32,
+        batch_wait_timeout_s: float = 0.002,
+    ):
+        from sws.index import make_embedder
+        from sws.index.manifest import read_manifest
+
+        spec = dict(read_manifest(Path(index))["embedder"]["spec"])
+        if device and spec["kind"] in ("sentence-transformers", "qwen3"):
+            spec["device"] = device
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        self.embedder = make_embedder(**spec)
+        self.device = device
+        self.reconfigure({"max_batch_size": max_batch_size, "batch_wait_timeout_s": batch_wait_timeout_s})
+
+    def reconfigure(self, user_config: dict[str, Any]) -> None:
+        if "max_batch_size" in user_config:
+            self.embed.set_max_batch_size(int(user_config["max_batch_size"]))
+        if "batch_wait_timeout_s" in user_config:
+            self.embed.set_batch_wait_timeout_s(float(user_config["batch_wait_timeout_s"]))
+
+    def describe(self) -> dict[str, Any]:
+        """What this replica embeds with (each ingress replica checks it against its index)."""
+        e = self.embedder
+        return {
+            "model": e.model,
+            "dim": e.dim,
+            "query_task": e.query_task,
+            "fingerprint": e.fingerprint,
+            "device": self.device,
+        }
+
+    @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
+    async def embed(self, texts: list[str]) -> list[np.ndarray]:
+        rows = await asyncio.to_thread(self.embedder.embed_documents, texts)
+        return list(rows)
+
+    async def embed_many(self, texts: list[str]) -> list[np.ndarray]:
+        """Several callers' texts in one handle call; they join the same dynamic batches as ``embed``."""
+        return list(await asyncio.gather(*(self.embed(text) for text in texts)))
+
+
+@serve.deployment(name="RetrievalIngress")
+@serve.ingress()
+class RetrievalIngress:
+    """HTTP (``serve/_http.py``), MCP (``serve/_mcp.py``) and handle API over one opened index.
+
+    Args:
+        settings: ``ServeConfig`` fields.
+        embedder: handle of ``QueryEmbedder``; None embeds queries in this replica.
+    """
+
+    async def __init__(self, settings: dict[str, Any], embedder: Any = None):
+        from sws.index import EmbedderMismatchError
+        from sws.index.manifest import read_manifest
+        from sws.search import SearchEngine
+
+        cfg = self.cfg = load_serve_config(settings)
+        manifest = read_manifest(Path(cfg.index))
+        self._embedder = embedder
+        self._coalescer: RequestCoalescer | None = None
+        query_embedder = None
+        if embedder is not None:
+            built = manifest["embedder"]
+            remote = await embedder.describe.remote()
+            if remote["fingerprint"] != built["fingerprint"]:
+                raise EmbedderMismatchError(
+                    f"the QueryEmbedder deployment embeds with {remote}, the index {cfg.index} was built "
+                    f"with {built['spec']} (fingerprint {built['fingerprint']})"
+                )
+            query_embedder = HandleEmbedder(
+                built["spec"], built["dim"], self._remote_embed, cfg.request_timeout_s
+            )
+        engine = SearchEngine.open(cfg.index, embedder=query_embedder, ef_search=cfg.ef_search)
+        if query_embedder is None:
+            _ = engine.index.embedder  # load the in-replica model now: fail at startup, not on a request
+        try:
+            self.replica = serve.get_replica_context().replica_id.to_full_id_str()
+        except Exception:  # noqa: BLE001 - outside a replica (tests of the class)
+            self.replica = None
+        limits = Limits(cfg.max_body_bytes, cfg.request_timeout_s)
+        self.service = RetrievalService(
+            engine,
+            tool_options=asdict(cfg.tools),
+            limits=limits,
+            info=self._static_info(manifest),
+            prefetch=query_embedder,
+            threads=cfg.threads,
+        )
+
+    def __serve_build_asgi_app__(self) -> Any:
+        from serve._http import make_http_app
+
+        mcp = None
+        if self.cfg.mcp:
+            from serve._mcp import make_mcp
+
+            mcp = make_mcp(self.service)
+        token = os.environ.get(self.cfg.token_env) if self.cfg.token_env else None
+        health = {"app": self.cfg.app_name, "replica": self.replica}
+        return make_http_app(
+            self.service, token=token, health=lambda: health, mcp=mcp, retry_after_s=self.cfg.retry_after_s
+        )
+
+    # ---- handle API -----------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments_json: str) -> str:
+        """The observation (as in-process ``call_tool``); raises ``BackendFailure`` or ``TimeoutError``."""
+        return await self.service.acall(name, arguments_json)
+
+    async def search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Structured search (``POST /search``); raises ``ServiceError`` for bad arguments."""
+        return await self.service.asearch(arguments)
+
+    async def open_url(self, url: str) -> dict[str, Any]:
+        """Structured open (``POST /open_url``); raises ``ServiceError`` for an invalid URL or no page."""
+        return await self.service.aopen_url({"url": url})
+
+    async def tools(self) -> list[dict[str, Any]]:
+        return self.service.schemas
+
+    async def info(self) -> dict[str, Any]:
+        return self.service.info()
+
+    # ---- internals ----------------------------------------------------------------------------------
+
+    async def _remote_embed(self, text: str) -> np.ndarray:
+        if self._coalescer is None:  # created on the serving loop
+            self._coalescer = RequestCoalescer(self._remote_embed_many)
+        return await self._coalescer(text)
+
+    async def _remote_embed_many(self, texts: list[str]) -> list[np.ndarray]:
+        from ray.exceptions import RayTaskError
+
+        from sws.transport import BackendFailure
+
+        try:
+            return await self._embedder.embed_many.remote(texts)
+        except RayTaskError as exc:  # one list carries several requests: none of them is to blame
+            raise BackendFailure(f"QueryEmbedder failed: {type(exc.cause).__name__}: {exc.cause}") from exc
+
+    def _static_info(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        cfg = self.cfg
+        keys = ("fingerprint", "corpus", "keyword", "embedder")
+        index = {k: manifest[k] for k in keys if k in manifest}
+        index["dense"] = {k: v for k, v in manifest.get("dense", {}).items() if k != "shards"}
+        index["path"] = str(cfg.index)
+        return {
+            "service": "sws-retrieval",
+            "app": cfg.app_name,
+            "replica": self.replica,
+            "index": index,
+            "versions": versions(),
+            "tools": asdict(cfg.tools),
+            "bounds": {
+                "max_body_bytes": cfg.max_body_bytes,
+                "max_query_chars": cfg.tools.max_query_chars,
+                "max_top_k": cfg.tools.max_top_k,
+                "request_timeout_s": cfg.request_timeout_s,
+                "max_ongoing_requests": cfg.max_ongoing_requests,
+                "max_queued_requests": cfg.max_queued_requests,
+            },
+            "embedding": asdict(cfg.embedding),
+            "auth": bool(cfg.token_env and os.environ.get(cfg.token_env)),
+            "mcp": cfg.mcp,
+        }
+
+
+def _gpus(cfg: ServeConfig) -> float:
+    if cfg.embedding.num_gpus is not None:
+        return cfg.embedding.num_gpus
+    import ray
+
+    return 1.0 if ray.is_initialized() and ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
+
+
+def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
+    """The retrieval application (an unstarted ``serve.Application``).
+
+    Raises:
+        ValueError: bad settings or no index directory.
+    """
+    cfg = load_serve_config(cfg)
+    if not cfg.index:
+        raise ValueError("the retrieval app needs an index directory (serve.index)")
+    cfg.index = str(Path(cfg.index).expanduser().resolve())
+    if not (Path(cfg.index) / "manifest.json").is_file():
+        raise ValueError(
+            f"{cfg.index} is not an index directory (no manifest.json); build it with `sws build index`"
+        )
+    embedder = None
+    if cfg.embedding.batching:
+        emb = cfg.embedding
+        gpus = _gpus(cfg)
+        device = emb.device or ("cuda" if gpus > 0 else "cpu")
+        threads = emb.threads or (None if gpus > 0 else max(1, math.ceil(emb.num_cpus)))
+        embedder = QueryEmbedder.options(
+            **_replica_options(emb.replicas),
+            max_ongoing_requests=emb.max_ongoing_requests,
+            ray_actor_options={"num_cpus": emb.num_cpus, "num_gpus": gpus},
+        ).bind(cfg.index, device, threads, emb.max_batch_size, emb.batch_wait_timeout_s)
+    ingress = RetrievalIngress.options(
+        **_replica_options(cfg.replicas),
+        max_ongoing_requests=cfg.max_ongoing_requests,
+        max_queued_requests=cfg.max_queued_requests,
+        backpressure_config=BackpressureConfig(status_code=503, retry_after_s=cfg.retry_after_s),
+        ray_actor_options={"num_cpus": cfg.num_cpus},
+        graceful_shutdown_timeout_s=5,
+    )
+    return ingress.bind(asdict(cfg), embedder)
+
+
+def app_builder(args: dict[str, Any]) -> Any:
+    """``serve deploy`` / ``serve run`` entry: ``import_path: serve.retrieval:app_builder`` with ``args``
+    holding ``ServeConfig`` fields (validated)."""
+    return build_app(load_serve_config(args))

@@ -1,0 +1,170 @@
+"""Structured configs of the serving side: the retrieval service (``serve``), the actor LLM (``llm``) and the
+agent's tool client (``tools``). Wire them into ``sws.config.SwsConfig`` as those three fields.
+
+Like the other structured configs they are plain dataclasses that OmegaConf validates; the Serve application
+builders (``serve/retrieval.py``, ``serve/llm.py``) accept the same fields as their typed ``args``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+INGRESS_MODES = ("haproxy", "proxy")
+TRANSPORTS = ("inprocess", "handle", "http")
+DEFAULT_PORT = 11536  # the reference tool server's port, so its clients' TOOL_BASE_URL default keeps working
+
+
+@dataclass
+class ToolOptions:
+    """The tool contract's knobs (``sws.env.WikiTools`` keyword arguments), shared by every transport."""
+
+    max_top_k: int = 50
+    max_query_chars: int = 4096  # longer queries are an error observation
+    link_mode: str = "wikiid"  # wikiid | title
+    snippet_chars: int = 1024
+    article_max_chars: int | None = None  # None: full articles whole (parity)
+    search_description: str = "markdown"  # markdown (repository) | ranked (paper)
+
+
+@dataclass
+class AutoscalingSettings:
+    """Replica range of a deployment; ``min_replicas == max_replicas`` means a fixed count."""
+
+    min_replicas: int = 1
+    max_replicas: int = 1
+    target_ongoing_requests: float = 16.0  # per replica; Serve adds replicas above it
+    upscale_delay_s: float = 5.0
+    downscale_delay_s: float = 60.0
+
+
+@dataclass
+class QueryEmbeddingConfig:
+    """The query-embedding deployment (dynamic batching with ``@serve.batch``)."""
+
+    batching: bool = True  # False: every retrieval replica embeds its own queries in-process
+    max_batch_size: int = 32
+    batch_wait_timeout_s: float = 0.002  # low-load latency vs batch size; under load batches fill first
+    replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
+    num_cpus: float = 1.0
+    num_gpus: float | None = None  # None: 1 when the cluster has a GPU at build time, else 0
+    device: str | None = None  # None: "cuda" with a GPU, else "cpu"
+    threads: int | None = None  # torch CPU threads per replica (None: num_cpus rounded up)
+    max_ongoing_requests: int = 512  # callers waiting for a batch slot
+
+
+@dataclass
+class ServeConfig:
+    """The retrieval service: HTTP + MCP ingress and handle API over one index.
+
+    Requests beyond ``max_ongoing_requests`` per replica wait in its queue; beyond ``max_queued_requests`` they
+    get 503 with ``Retry-After: retry_after_s``. The bearer token is read from the environment variable named
+    by ``token_env`` (never from a config file); unset or empty means no authentication.
+    """
+
+    index: str | None = None  # None: index.out of the run config
+    host: str = "127.0.0.1"  # host/port/ingress: `sws serve`; with `serve deploy` the file's http_options
+    port: int = DEFAULT_PORT
+    app_name: str = "sws"
+    route_prefix: str = "/"
+    ingress: str = "haproxy"  # haproxy: Ray Serve's HAProxy + direct ingress; proxy: the Python proxy
+    token_env: str = "SWS_SERVE_TOKEN"
+    replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
+    num_cpus: float = 0.5
+    max_ongoing_requests: int = 32
+    max_queued_requests: int = 4096
+    retry_after_s: float = 1.0
+    request_timeout_s: float = 60.0  # one tool call inside a replica
+    threads: int = 4  # per replica, for searches that embed in-process (others run on the event loop)
+    max_body_bytes: int = 65_536
+    ef_search: int | None = None  # None: the value saved in the index
+    mcp: bool = True  # the MCP streamable-HTTP endpoint at /mcp
+    tools: ToolOptions = field(default_factory=ToolOptions)
+    embedding: QueryEmbeddingConfig = field(default_factory=QueryEmbeddingConfig)
+
+
+@dataclass
+class ToolClientConfig:
+    """How the agent reaches the tools: ``inprocess`` (open the index here), ``handle`` (a Serve deployment
+    handle, inside the cluster) or ``http`` (the service's ``POST /call``)."""
+
+    transport: str = "inprocess"
+    index: str | None = None  # inprocess: None means index.out of the run config
+    url: str = f"http://127.0.0.1:{DEFAULT_PORT}"  # http
+    app_name: str = "sws"  # handle
+    token_env: str = "SWS_SERVE_TOKEN"  # http: bearer token from this environment variable
+    timeout_s: float = 60.0  # per attempt
+    max_attempts: int = 3  # attempts for transient failures (overload, lost connection), the first included
+    backoff_s: float = 0.5  # base of the jittered exponential backoff
+    backoff_max_s: float = 8.0
+    max_connections: int = 256  # http: connection-pool size per process
+    tools: ToolOptions = field(default_factory=ToolOptions)  # inprocess only; a service applies its own
+
+
+@dataclass
+class LLMServeConfig:
+    """The actor LLM on Ray Serve LLM (vLLM engine), OpenAI-compatible (``serve/llm.py``).
+
+    ``tool_call_parser`` / ``reasoning_parser`` None: chosen from the model family (Qwen3*: ``qwen3_coder`` /
+    ``qwen3``, as the reference's SGLang launch; Gemma-4: ``gemma4``; Mistral: ``mistral``).
+    """
+
+    model: str = "Qwen/Qwen3.5-9B"  # Hugging Face id or a local / s3:// / gs:// path
+    served_model_name: str | None = None  # None: the model's last path component
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    max_model_len: int = 65_536
+    dtype: str = "bfloat16"
+    gpu_memory_utilization: float = 0.85
+    max_num_seqs: int = 64  # concurrent sequences per replica (the reference ran 8 per GPU)
+    tool_call_parser: str | None = None
+    reasoning_parser: str | None = None
+    accelerator_type: str | None = None  # e.g. A100-80G, H100; None: any GPU
+    replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
+    max_ongoing_requests: int = 64
+    engine_kwargs: dict[str, Any] = field(default_factory=dict)  # any other vLLM engine argument
+    route_prefix: str = "/"
+    app_name: str = "llm"
+
+
+def profile_section(profile: str, key: str) -> dict[str, Any]:
+    """The ``key:`` mapping of a config profile (a name in ``sws/configs`` or a YAML path), {} if it has none.
+
+    Lets a Serve application take its settings from ``configs/paper.yaml`` (``args: {profile: paper}``).
+
+    Raises:
+        ValueError: no such profile.
+    """
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    from sws.config import PROFILES_DIR
+
+    path = Path(profile)
+    if not path.suffix:
+        path = PROFILES_DIR / f"{profile}.yaml"
+    if not path.is_file():
+        raise ValueError(f"config profile {profile!r} not found")
+    section = OmegaConf.load(path).get(key)
+    return OmegaConf.to_container(section, resolve=True) if section is not None else {}
+
+
+def merge_section(schema: type, args: Any, key: str) -> Any:
+    """``args`` (a ``schema`` instance, a dict, or None) validated against ``schema``; a ``profile`` entry
+    first loads that profile's ``key:`` section, the other entries override it.
+
+    Raises:
+        ValueError: unknown keys, wrong types, unknown profile.
+    """
+    if isinstance(args, schema):
+        return args
+    from omegaconf import OmegaConf
+
+    args = dict(args or {})
+    base = profile_section(args.pop("profile"), key) if args.get("profile") else {}
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(schema), base, args)
+    except Exception as exc:  # omegaconf raises several error types; all mean "bad config"
+        raise ValueError(f"invalid {key} settings: {exc}") from exc
+    return OmegaConf.to_object(merged)

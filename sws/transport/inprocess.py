@@ -1,0 +1,53 @@
+"""The tools in this process, over an opened index (the embedded default)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from sws.agent import FatalToolError
+from sws.env import WikiTools
+from sws.transport.calls import BackendFailure, call_tool, guarded_tools
+
+
+class InProcessTools:
+    """``call_tool`` straight on ``WikiTools``; a backend failure raises ``FatalToolError``.
+
+    Args:
+        tools: tools whose backend is a ``GuardedBackend`` (see :meth:`open`).
+    """
+
+    def __init__(self, tools: WikiTools):
+        self.tools = tools
+
+    @classmethod
+    def open(
+        cls,
+        index: str | Path,
+        *,
+        embedder: Any = None,
+        ef_search: int | None = None,
+        **tool_options: Any,
+    ) -> InProcessTools:
+        """Open ``index`` (``SearchEngine.open``); ``tool_options`` are ``WikiTools`` keyword arguments."""
+        from sws.search import SearchEngine
+
+        engine = SearchEngine.open(index, embedder=embedder, ef_search=ef_search)
+        return cls(guarded_tools(engine, **tool_options))
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        return self.tools.schemas
+
+    def call_tool(self, name: str, arguments_json: str) -> str:
+        try:
+            return call_tool(self.tools, name, arguments_json)
+        except BackendFailure as exc:
+            raise FatalToolError(f"{name}: {exc}") from exc
+
+    async def acall_tool(self, name: str, arguments_json: str) -> str:
+        return await asyncio.to_thread(self.call_tool, name, arguments_json)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,108 @@
+"""Deployment files and typed app args: the Serve configs parse with Serve's own schema and their args with
+ours; the cluster launcher YAML validates against Ray's cluster-config schema; builders reject bad args."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from serve.llm import load_llm_config
+from serve.retrieval import apply_overrides, build_app, load_serve_config
+from sws.serving_config import LLMServeConfig, ServeConfig, ToolClientConfig, merge_section, profile_section
+
+REPO = Path(__file__).resolve().parents[2]
+SERVE_CONFIGS = sorted((REPO / "configs" / "serve").glob("*.yaml"))
+LOADERS = {"serve.retrieval:app_builder": load_serve_config, "serve.llm:app_builder": load_llm_config}
+
+
+@pytest.mark.parametrize("path", SERVE_CONFIGS, ids=lambda p: p.name)
+def test_serve_configs_validate(path):
+    from ray.serve.schema import ServeDeploySchema
+
+    raw = yaml.safe_load(path.read_text())
+    schema = ServeDeploySchema.model_validate(raw)
+    assert {app.name for app in schema.applications} >= {"sws"}
+    for app in schema.applications:
+        module, _, attr = app.import_path.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr))
+        settings = LOADERS[app.import_path](app.args)  # typed: unknown keys or wrong types raise
+        assert settings.app_name == app.name or app.name == "sws"
+    assert raw["http_options"]["port"] == 11536
+
+
+def test_local_serve_config_binds_loopback():
+    raw = yaml.safe_load((REPO / "configs" / "serve" / "local.yaml").read_text())
+    assert raw["http_options"]["host"] == "127.0.0.1"
+    assert ServeConfig().host == "127.0.0.1"
+
+
+def test_cluster_launcher_config_validates_against_rays_schema():
+    import jsonschema
+    import ray.autoscaler
+    from ray.autoscaler._private.util import prepare_config, validate_config
+
+    config = yaml.safe_load((REPO / "configs" / "cluster.yaml").read_text())
+    schema = json.loads((Path(ray.autoscaler.__file__).parent / "ray-schema.json").read_text())
+    jsonschema.validate(config, schema)
+    validate_config(prepare_config(config))  # Ray's own checks after filling the provider defaults
+    types = config["available_node_types"]
+    assert config["head_node_type"] in types
+    gpu = [
+        t
+        for t in types.values()
+        if t.get("max_workers", 0) > t.get("min_workers", 0)
+        and "g" in t["node_config"]["InstanceType"].split(".")[0]
+    ]
+    cpu = [name for name, t in types.items() if name != config["head_node_type"] and t not in gpu]
+    assert gpu and cpu, "autoscaling CPU and GPU worker groups"
+    assert all("RAY_SERVE_ENABLE_HA_PROXY=1" in c for c in config["head_start_ray_commands"][1:])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**config, "available_node_types": {"head": {"node_config": {}}}}, schema)
+
+
+def test_app_args_are_typed():
+    cfg = load_serve_config(
+        {"index": "/x", "replicas": {"min_replicas": 1, "max_replicas": 3}, "embedding": {"batching": False}}
+    )
+    assert isinstance(cfg, ServeConfig) and cfg.replicas.max_replicas == 3 and not cfg.embedding.batching
+    for bad in ({"indx": "/x"}, {"port": "eighty"}, {"embedding": {"num_gpus": "many"}}):
+        with pytest.raises(ValueError, match="invalid serve settings"):
+            load_serve_config(bad)
+    assert apply_overrides(cfg, ["max_queued_requests=7", "embedding.batching=true"]).max_queued_requests == 7
+    with pytest.raises(ValueError):
+        apply_overrides(cfg, ["no_such_key=1"])
+    with pytest.raises(ValueError):
+        apply_overrides(cfg, ["max_queued_requests"])
+
+
+def test_build_app_checks_the_index(tmp_path, serve_index):
+    with pytest.raises(ValueError, match="index directory"):
+        build_app(ServeConfig())
+    with pytest.raises(ValueError, match="no manifest.json"):
+        build_app({"index": str(tmp_path)})
+    with pytest.raises(ValueError, match="replicas"):
+        build_app({"index": str(serve_index), "replicas": {"min_replicas": 3, "max_replicas": 2}})
+    app = build_app({"index": str(serve_index), "replicas": {"min_replicas": 1, "max_replicas": 4}})
+    assert app is not None  # an unstarted serve.Application; nothing runs
+
+
+def test_profile_sections(tmp_path):
+    profile = tmp_path / "exp.yaml"
+    profile.write_text(
+        "name: exp\nserve: {port: 9000, embedding: {max_batch_size: 8}}\n"
+        "llm: {model: Qwen/Qwen3.5-4B, tensor_parallel_size: 2}\ntools: {transport: http}\n"
+    )
+    assert profile_section(str(profile), "serve") == {"port": 9000, "embedding": {"max_batch_size": 8}}
+    assert profile_section(str(profile), "nothing") == {}
+    serve_cfg = load_serve_config({"profile": str(profile), "index": "/i"})
+    assert (serve_cfg.port, serve_cfg.embedding.max_batch_size, serve_cfg.index) == (9000, 8, "/i")
+    llm = load_llm_config({"profile": str(profile), "max_model_len": 32768})
+    assert (llm.model, llm.tensor_parallel_size, llm.max_model_len) == ("Qwen/Qwen3.5-4B", 2, 32768)
+    assert merge_section(ToolClientConfig, {"profile": str(profile)}, "tools").transport == "http"
+    with pytest.raises(ValueError, match="not found"):
+        load_llm_config({"profile": "no-such-profile"})
+    assert load_llm_config({"profile": "paper"}) == LLMServeConfig()  # the paper profile has no llm: yet

@@ -1,0 +1,255 @@
+"""Real Ray Serve on 127.0.0.1 (``sws serve``: HAProxy ingress, 2 retrieval replicas, batched query
+embeddings, bearer token) over the real-sample index: every endpoint, byte for byte against the in-process
+tools; the MCP endpoint through the MCP client library; the handle API from a Ray task; bounds; bad input;
+backpressure (queue, then 503 with Retry-After)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from serve.loadgen import load
+from sws.env import tool_schemas
+from sws.transport import HttpTools, RetryPolicy
+from tests.serve.cases import tool_cases
+from tests.serve.conftest import TOKEN, run_driver
+
+pytestmark = pytest.mark.ray
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture(scope="module")
+def http(server):
+    with httpx.Client(base_url=server.url, timeout=60, trust_env=False) as client:
+        yield client
+
+
+def test_call_is_byte_identical_to_in_process(http, engine, local_tools):
+    for name, arguments in tool_cases(engine):
+        response = http.post("/call", json={"name": name, "arguments": arguments}, headers=AUTH)
+        assert response.status_code == 200, (name, arguments, response.text)
+        assert response.json()["content"] == local_tools.call_tool(name, arguments), (name, arguments)
+
+
+def test_http_client_sync_and_async(server, engine, local_tools):
+    tools = HttpTools(server.url, token=TOKEN, policy=RetryPolicy(timeout_s=60))
+    cases = tool_cases(engine)
+    for name, arguments in cases:
+        assert tools.call_tool(name, arguments or "{}") == local_tools.call_tool(name, arguments)
+
+    async def all_at_once():
+        try:
+            return await asyncio.gather(*(tools.acall_tool(n, a or "{}") for n, a in cases))
+        finally:
+            await tools.aclose()
+
+    observations = asyncio.run(all_at_once())  # concurrent: the embeddings are batched
+    assert observations == [local_tools.call_tool(n, a) for n, a in cases]
+
+
+def test_structured_endpoints(http, engine, local_tools):
+    arguments = {"query": "history of Sudan under Anglo-Egyptian rule", "top_k": 3}
+    data = http.post("/search", json=arguments, headers=AUTH).json()
+    assert data["content"] == local_tools.call_tool("search", json.dumps(arguments))
+    assert [h["rank"] for h in data["hits"]] == list(range(1, len(data["hits"]) + 1))
+    page = engine.resolve_page("Emmanuel Olisadebe")
+    data = http.post("/open_url", json={"url": f"/wiki/{page}#chunk-3"}, headers=AUTH).json()
+    assert (data["title"], data["chunk"], data["n_chunks"]) == ("Emmanuel Olisadebe", 3, 3)
+    missing = http.post("/open_url", json={"url": "/wiki/999999999999"}, headers=AUTH)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+def test_tools_health_info(http, serve_index, server):
+    assert http.get("/tools", headers=AUTH).json() == {"tools": tool_schemas()}
+    health = http.get("/health").json()  # no token needed
+    assert health["status"] == "ok" and health["app"] == "sws"
+    info = http.get("/info", headers=AUTH).json()
+    manifest = json.loads((serve_index / "manifest.json").read_text())
+    assert info["index"]["fingerprint"] == manifest["fingerprint"]
+    assert info["index"]["corpus"]["chunks"] == 79 and info["index"]["keyword"]["redirects"] == 85
+    assert info["index"]["embedder"]["fingerprint"] == manifest["embedder"]["fingerprint"]
+    assert {"sws", "ray", "python", "mcp"} <= set(info["versions"])
+    assert info["auth"] is True and info["embedding"]["batching"] is True
+    assert info["replica"].startswith("SERVE_REPLICA::sws#RetrievalIngress#")
+    assert info["bounds"]["max_top_k"] == 50
+
+
+def test_bearer_token(http):
+    for path in ("/tools", "/info"):
+        assert http.get(path).status_code == 401
+        assert http.get(path, headers={"authorization": "Bearer nope"}).status_code == 401
+    response = http.post("/call", json={"name": "search", "arguments": "{}"})
+    assert response.status_code == 401 and response.json()["error"]["code"] == "unauthorized"
+    assert http.post("/mcp", json={}).status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "content_type", "status"),
+    [
+        ("POST", "/call", b"{oops", "application/json", 400),
+        ("POST", "/call", b"\xff\xfe", "application/json", 400),
+        ("POST", "/call", b'{"name": "search"}', "text/plain", 415),
+        ("POST", "/search", b"query=x", "application/x-www-form-urlencoded", 415),
+        ("POST", "/call", b"x" * 70_000, "application/json", 413),
+        ("GET", "/search", None, None, 405),
+        ("PATCH", "/call", b"{}", "application/json", 405),
+        ("GET", "/no/such/path", None, None, 404),
+        ("POST", "/v1/embeddings", b"{}", "application/json", 404),
+    ],
+)
+def test_bad_input_over_http(http, method, path, body, content_type, status):
+    headers = {**AUTH, **({"content-type": content_type} if content_type else {})}
+    response = http.request(method, path, content=body, headers=headers)
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["status"] == status
+
+
+def test_bounds_over_http(http, local_tools):
+    arguments = json.dumps({"query": "x" * 5000})
+    observation = json.loads(
+        http.post("/call", json={"name": "search", "arguments": arguments}, headers=AUTH).json()["content"]
+    )
+    assert observation["status"] == "error" and "at most 4096" in observation["error"]
+    data = http.post(
+        "/search", json={"query": "the", "top_k": 500, "method": "keywords"}, headers=AUTH
+    ).json()
+    assert data["top_k"] == 50 and len(data["hits"]) <= 50
+    assert data["content"] == local_tools.call_tool(
+        "search", json.dumps({"query": "the", "top_k": 500, "method": "keywords"})
+    )
+
+
+async def _mcp_session(url: str, mode: str, token: str | None, engine):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    page = engine.resolve_page("Emmanuel Olisadebe")
+    calls = [
+        ("search", {"query": "Olisadebe Polish footballer", "top_k": 3}),
+        ("search", {"query": "hotel in Canada", "method": "keywords"}),
+        ("search", {"query": ""}),
+        ("open_url", {"url": f"https://en.wikipedia.org/wiki/{page}#chunk-1"}),
+    ]
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http_client,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http_client), mode=mode) as client,
+    ):
+        listed = await client.list_tools()
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
+    return listed.tools, calls, results
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # the 2026-07-28 protocol and the handshake era
+def test_mcp_endpoint_with_the_mcp_client(server, engine, local_tools, mode):
+    tools, calls, results = asyncio.run(_mcp_session(server.url, mode, TOKEN, engine))
+    schemas = {s["function"]["name"]: s["function"] for s in tool_schemas()}
+    assert [t.name for t in tools] == ["search", "open_url"]
+    for tool in tools:
+        assert tool.description == schemas[tool.name]["description"]
+        assert tool.input_schema == schemas[tool.name]["parameters"]
+    for (name, arguments), result in zip(calls, results, strict=True):
+        expected = local_tools.call_tool(name, json.dumps(arguments))
+        assert [c.text for c in result.content] == [expected]
+        assert result.is_error == expected.startswith('{"status": "error"')
+
+
+def test_mcp_without_token_is_refused(server, engine):
+    with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the 401 in its own error types
+        asyncio.run(_mcp_session(server.url, "legacy", None, engine))
+
+
+HANDLE_TASK = """
+from ray import serve
+
+@ray.remote(num_cpus=0)
+def agent_task(cases):
+    from sws.transport import HandleTools
+    tools = HandleTools("sws")
+    handle = serve.get_app_handle("sws")
+    return {
+        "call_tool": [tools.call_tool(name, arguments or "{}") for name, arguments in cases],
+        "search": handle.search.remote({"query": "bridge in Pasadena", "top_k": 2}).result(),
+        "tools": handle.tools.remote().result(),
+        "info": handle.info.remote().result()["index"]["fingerprint"],
+    }
+
+print(json.dumps(ray.get(agent_task.remote(json.loads(sys.argv[1])))))
+"""
+
+
+def test_handle_api_from_a_ray_task(server, engine, local_tools, serve_index):
+    cases = tool_cases(engine)
+    out = run_driver(server.ready["ray_address"], HANDLE_TASK, json.dumps(cases))
+    assert out["call_tool"] == [local_tools.call_tool(name, arguments) for name, arguments in cases]
+    arguments = json.dumps({"query": "bridge in Pasadena", "top_k": 2})
+    assert out["search"]["content"] == local_tools.call_tool("search", arguments)
+    assert out["tools"] == tool_schemas()
+    assert out["info"] == json.loads((serve_index / "manifest.json").read_text())["fingerprint"]
+
+
+DEPLOY_TIGHT = """
+from ray import serve
+from serve.retrieval import build_app
+settings = {"index": sys.argv[1], "app_name": "tight", "max_ongoing_requests": 1, "max_queued_requests": 2,
+            "retry_after_s": 2, "mcp": False, "embedding": {"batching": False}}
+serve.run(build_app(settings), name="tight", route_prefix="/tight", blocking=False)
+print(json.dumps({"ok": True}))
+"""
+
+
+async def _burst(url: str, body: dict, clients: int) -> list[tuple[int, str | None, bytes]]:
+    import aiohttp
+
+    async with aiohttp.ClientSession(headers=AUTH) as session:
+
+        async def one():
+            async with session.post(url, json=body) as response:
+                return response.status, response.headers.get("retry-after"), await response.read()
+
+        return await asyncio.gather(*(one() for _ in range(clients)))
+
+
+def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
+    """``tight`` holds 1 request + 2 queued per replica: a burst beyond that gets 503 + Retry-After; the main
+    app (32 running + 4096 queued per replica) queues a larger load without one failure."""
+    run_driver(server.ready["ray_address"], DEPLOY_TIGHT, str(serve_index))
+    body = {"name": "search", "arguments": json.dumps({"query": "Sudan history", "method": "rrf"})}
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        assert client.post(f"{server.url}/tight/call", headers=AUTH, json=body).status_code == 200
+    outcomes = asyncio.run(_burst(f"{server.url}/tight/call", body, clients=24))
+    statuses = [status for status, _, _ in outcomes]
+    assert set(statuses) == {200, 503}, statuses
+    rejected = [(retry, text) for status, retry, text in outcomes if status == 503]
+    assert all(retry == "2" for retry, _ in rejected)
+    assert all(b"backpressure" in text for _, text in rejected)
+    requests = [
+        ("/call", {"name": "search", "arguments": json.dumps({"query": q, "method": "rrf"})})
+        for q in ("Sudan history", "Pasadena bridge", "Canadian hotel", "pneumonia care")
+    ]
+    held = load(server.url, requests, clients=64, seconds=3.0, token=TOKEN)
+    assert held.failed == 0 and held.requests > 64, held.summary()
+
+
+@pytest.mark.slow
+def test_python_proxy_ingress_without_batching(serve_index, engine, local_tools, tmp_path):
+    """The other ingress mode (Serve's Python proxy) and in-replica query embeddings: same text."""
+    from serve.launch import ServeProcess
+
+    args = ["--ingress", "proxy", "--no-batching", "--no-mcp", "--num-cpus", "2"]
+    with ServeProcess(serve_index, args=args, log_path=tmp_path / "serve.log") as server:
+        info = httpx.get(f"{server.url}/info", timeout=60).json()
+        assert info["auth"] is False and info["embedding"]["batching"] is False and info["mcp"] is False
+        tools = HttpTools(server.url, policy=RetryPolicy(timeout_s=60))
+        for name, arguments in tool_cases(engine)[::2]:
+            assert tools.call_tool(name, arguments or "{}") == local_tools.call_tool(name, arguments)
+        response = httpx.post(
+            f"{server.url}/call", content=b"{", headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
+        assert httpx.post(f"{server.url}/mcp", json={}).status_code == 404
