@@ -21,10 +21,6 @@ SAMPLE = REPO / "tests" / "data" / "camchenry_enwiki-10k.xml.bz2"
 TOKEN = "test-token-3f9c2a"
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: serving load and fault tests (tens of seconds each)")
-
-
 @pytest.fixture(scope="session")
 def serve_index(tmp_path_factory, ray_local) -> Path:
     from sws.config import load_config, to_dict
