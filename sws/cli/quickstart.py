@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -25,24 +26,38 @@ DEMO_SEARCHES = (
 @config_option
 @overrides_argument
 def quickstart(out, questions, profile, overrides) -> None:
-    """Build the corpus and indexes of the bundled sample, show what the model sees, and evaluate the agent
-    on real Bamboogle questions (against ``eval.llm_base_url`` if set, else the no-LLM heuristic baseline)."""
+    """Build the corpus and indexes of the bundled sample, show what the model sees, serve the tools, and
+    evaluate the agent on real Bamboogle questions through the service (against ``eval.llm_base_url`` if set,
+    else the no-LLM heuristic baseline) and print the paper's tables."""
     cfg = resolve_config(profile, overrides)
     corpus_dir, index_dir = Path(out) / "corpus", Path(out) / "index"
-    click.echo(f"[1/4] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
+    click.echo(f"[1/5] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
     manifest = run_corpus_build(cfg, str(corpus_dir))
     check_complete(manifest)
     click.echo(json.dumps(summary(manifest), indent=1))
-    click.echo(f"\n[2/4] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
+    click.echo(f"\n[2/5] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
     index = run_index_build(cfg, str(corpus_dir), str(index_dir))
     click.echo(f"{index['corpus']['chunks']} chunks indexed, fingerprint {index['fingerprint']}")
-    click.echo("\n[3/4] the tools, as the model sees them")
+    click.echo("\n[3/5] the tools, as the model sees them")
     tools = open_tools(str(index_dir))
     for arguments in DEMO_SEARCHES:
         _show(tools, "search", arguments)
     _show(tools, "open_url", {"url": "https://en.wikipedia.org/wiki/Actrius#chunk-1"})
     if questions:
-        _evaluate(cfg, Path(out), str(index_dir), questions)
+        with _served(str(index_dir), Path(out)) as url:
+            cfg.tools.transport, cfg.tools.url = "http", url
+            _evaluate(cfg, Path(out), str(index_dir), questions)
+
+
+@contextlib.contextmanager
+def _served(index_dir: str, out: Path):
+    """``sws serve`` over the index in a child process (its own local Ray) for the evaluation's tool calls."""
+    from sws.cli.serve import _serve_package
+
+    click.echo("\n[4/5] serving the tools on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
+    with _serve_package().ServeProcess(index_dir, args=["--replicas", "1"], log_path=out / "serve.log") as server:
+        click.echo(f"retrieval service ready at {server.url} (log: {out / 'serve.log'})")
+        yield server.url
 
 
 def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
@@ -51,7 +66,7 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
     from sws.eval.report import collect, report_tables
 
     data = str(resources.files("sws") / "data" / "bamboogle_test.flashrag.jsonl")
-    click.echo(f"\n[4/4] evaluation: {questions} Bamboogle questions, episodes on Ray actors")
+    click.echo(f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP")
     result = run_eval(
         cfg,
         dataset="bamboogle",
