@@ -11,6 +11,7 @@ Run: ``timeout 1800 .venv/bin/python benchmarks/serve_batching.py --seconds 15``
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from serve_common import emit, http_requests, json_stdout, sample_index, tool_calls
 
@@ -20,7 +21,7 @@ from serve.loadgen import load
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index")
+    parser.add_argument("--index", type=Path)
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--clients", default="1,16,64")
     parser.add_argument("--method", default="vector", choices=["vector", "rrf"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from serve_common import METHODS, emit, http_requests, inprocess_load, json_stdout, sample_index, tool_calls
 
@@ -24,7 +25,9 @@ from serve.loadgen import load
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", help="index directory (default: the bundled sample, built if missing)")
+    parser.add_argument(
+        "--index", type=Path, help="index directory (default: the bundled sample, built if missing)"
+    )
     parser.add_argument("--seconds", type=float, default=15.0, help="per measurement (the issue asks 60)")
     parser.add_argument("--clients", default="1,16,64,256")
     parser.add_argument("--methods", default=",".join(METHODS))

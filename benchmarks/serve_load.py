@@ -17,6 +17,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import httpx
 from serve_common import emit, json_stdout, sample_index, tool_calls
@@ -50,7 +51,7 @@ def replicas(url: str, want: int = 2) -> dict[str, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index")
+    parser.add_argument("--index", type=Path)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=256)
     parser.add_argument("--kill-after", type=float, default=5.0)
