@@ -103,6 +103,6 @@ def test_build_app_without_vllm_names_the_install():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not HAS_VLLM, reason="needs vLLM (the gpu extra)")
+@pytest.mark.skipif(not HAS_VLLM, reason="needs a GPU machine with vLLM (the gpu extra; vLLM ships GPU builds only)")
 def test_build_app_with_vllm():
     assert build_app(LLMServeConfig(model="Qwen/Qwen3.5-4B")) is not None
