@@ -38,6 +38,11 @@ def ray_head():
         f"--dashboard-port={port}",
         f"--port={_free_port()}",
         f"--temp-dir={temp_dir}",
+        # its own agent ports: the defaults (52365, ...) may be held by the test session's local Ray
+        f"--dashboard-agent-listen-port={_free_port()}",
+        f"--dashboard-agent-grpc-port={_free_port()}",
+        f"--runtime-env-agent-port={_free_port()}",
+        f"--metrics-export-port={_free_port()}",
     ]
     subprocess.run(start, env=env, check=True, capture_output=True, timeout=180)
     try:
