@@ -249,7 +249,7 @@ def versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     found = {"python": platform.python_version()}
-    for package in ("sws", "ray", "tantivy", "faiss-cpu", "faiss-gpu-cu12", "mcp", "starlette", "torch"):
+    for package in ("sws", "ray", "tantivy", "faiss-cpu", "faiss-gpu-cuvs", "mcp", "starlette", "torch"):
         try:
             found[package] = version(package)
         except PackageNotFoundError:

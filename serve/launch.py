@@ -50,6 +50,12 @@ def haproxy_env(run_dir: str | Path) -> dict[str, str]:
     run_dir.mkdir(parents=True, exist_ok=True)
     return {
         "RAY_SERVE_ENABLE_HA_PROXY": "1",
+        # Ray's documented pairing with HAProxy: user code on the replica's main loop (no thread hop per
+        # request), buffered request logs, frozen GC; ~1.4x the requests per replica CPU here
+        "RAY_SERVE_THROUGHPUT_OPTIMIZED": os.environ.get("RAY_SERVE_THROUGHPUT_OPTIMIZED", "1"),
+        # ...except handle routers on the caller's loop: every Ray worker inherits this environment, and
+        # a sync caller (a Ray task using HandleTools) has no loop
+        "RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": os.environ.get("RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP", "1"),
         "RAY_SERVE_HAPROXY_CONFIG_FILE_LOC": str(run_dir / "haproxy.cfg"),
         "RAY_SERVE_HAPROXY_SOCKET_PATH": str(run_dir / "admin.sock"),
         "RAY_SERVE_HAPROXY_SERVER_STATE_BASE": str(run_dir),

@@ -399,6 +399,7 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         backpressure_config=BackpressureConfig(status_code=503, retry_after_s=cfg.retry_after_s),
         ray_actor_options={"num_cpus": cfg.num_cpus},
         graceful_shutdown_timeout_s=5,
+        logging_config={"enable_access_log": cfg.access_log},
     )
     return ingress.bind(asdict(cfg), embedder)
 

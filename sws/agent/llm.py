@@ -16,7 +16,8 @@ from typing import Any
 import httpx2
 import openai
 from openai.types.chat import ChatCompletion
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from sws.agent.retries import Backoff
 
 CONNECTIONS_PER_CLIENT = 32
 _RETRY_STATUS = {408, 409, 429}
@@ -78,7 +79,7 @@ class LLMEndpoint:
             )
         self.base_url = resolve_base_url(base_url)
         self.max_attempts = max_attempts
-        self._wait = wait_random_exponential(multiplier=backoff_s, max=backoff_max_s)
+        self._backoff = Backoff(is_transient_llm_error, max_attempts, backoff_s, backoff_max_s)
         self._semaphore = asyncio.Semaphore(max_concurrency)
         key = api_key or os.environ.get("OPENAI_API_KEY") or "sws"
         per_client = min(max_concurrency, CONNECTIONS_PER_CLIENT)
@@ -97,13 +98,7 @@ class LLMEndpoint:
 
     async def chat(self, body: dict[str, Any]) -> LLMCall:
         """POST ``body`` to ``/chat/completions`` with the limit and the retries."""
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(is_transient_llm_error),
-            wait=self._wait,
-            stop=stop_after_attempt(self.max_attempts),
-            reraise=True,
-        )
-        async for attempt in retrying:
+        async for attempt in self._backoff.attempts():
             with attempt:
                 async with self._semaphore:
                     response = await self._post(body)

@@ -16,8 +16,8 @@ from concurrent.futures import Executor
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from sws.agent.retries import Backoff
 from sws.env import error_observation, parse_arguments, submit_observation
 
 SUBMIT_TOOL = "submit_answer"
@@ -82,7 +82,7 @@ class ToolRunner:
         self.tool_names = frozenset(tool_names)
         self.timeout = timeout
         self.max_attempts = max_attempts
-        self._wait = wait_random_exponential(multiplier=backoff_s, max=backoff_max_s)
+        self._backoff = Backoff(is_transient_tool_error, max_attempts, backoff_s, backoff_max_s)
         self._executor = executor
         self._acall = getattr(tools, "acall_tool", None)
 
@@ -105,13 +105,7 @@ class ToolRunner:
             return error_observation(name, arguments_json, exc)
 
     async def _call_with_retries(self, name: str, arguments_json: str) -> str:
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(is_transient_tool_error),
-            wait=self._wait,
-            stop=stop_after_attempt(self.max_attempts),
-            reraise=True,
-        )
-        async for attempt in retrying:
+        async for attempt in self._backoff.attempts():
             with attempt:
                 output = await asyncio.wait_for(self._call(name, arguments_json), self.timeout)
         return output

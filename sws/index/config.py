@@ -50,6 +50,7 @@ class DenseIndexConfig:
     ef_search: int = 128  # recall@10 >= 0.95 in benchmarks/search_hnsw_recall.py
     shard_rows: int = 0  # rows per HNSW shard (0: one shard)
     threads: int = 0  # OpenMP threads while building (0: FAISS default; 1: bit-for-bit repeatable)
+    builder: str = "auto"  # cpu | gpu (CAGRA graph, faiss-gpu-cuvs) | auto (gpu when faiss can build there)
 
 
 @dataclass
@@ -91,5 +92,6 @@ def make_indexers(cfg: IndexConfig):
             ef_search=d.ef_search,
             shard_rows=d.shard_rows,
             threads=d.threads,
+            builder=d.builder,
         ),
     )

@@ -51,6 +51,15 @@ def test_faiss_row_is_chunk_row(leads_root, embedder):
         assert index.dense.search(vectors[row], 1)[0][0] == row
 
 
+def test_faiss_shards_are_memory_mapped(index_copy, embedder):
+    """Replicas share the vector codes through the page cache: every shard file is mapped, not copied in."""
+    index = WikiIndex.open(index_copy, embedder=embedder)
+    with open("/proc/self/maps") as maps:
+        mapped = {line.split()[-1] for line in maps if line.rstrip().endswith(".faiss")}
+    shards = {str((index_copy / "faiss" / s["file"]).resolve()) for s in index.manifest["dense"]["shards"]}
+    assert shards <= mapped, f"not mapped: {sorted(shards - mapped)}"
+
+
 def test_rebuild_reuses_finished_parts(leads_root, embedder, tmp_path):
     first = json.loads((leads_root / "index" / "manifest.json").read_text())
     again = build_index(

@@ -15,6 +15,7 @@ from sws.index.files import ids_digest
 from sws.index.vectors import VectorSet
 
 CHUNK_IDS_FILE = "chunk_ids.arrow"
+BUILDERS = ("auto", "cpu", "gpu")
 
 
 def shard_file(i: int) -> str:
@@ -36,13 +37,18 @@ class FaissIndexer:
     exact search (``benchmarks/search_hnsw_recall.py``). A multi-threaded build is not bit-for-bit
     repeatable (insertion races); ``threads=1`` is.
 
+    On a GPU (``builder="gpu"``, or ``"auto"`` with faiss-gpu-cuvs and a visible GPU) each shard's graph is
+    built by CAGRA and stored as an ``IndexHNSWCagra`` over the same fp16 codes (``sws/index/dense/cagra.py``);
+    the whole shard is then held in host memory while it builds (bound it with ``shard_rows``).
+
     Args:
         m: graph degree (neighbours per node per layer).
         ef_construction: candidate list size while building.
         ef_search: candidate list size at query time (saved in the index, overridable on open).
         shard_rows: rows per shard (0: one shard); shards are searched together.
         threads: OpenMP threads while building (0: FAISS default).
-        add_batch: rows handed to FAISS per ``add`` call.
+        add_batch: rows handed to FAISS per ``add`` call (CPU build).
+        builder: "cpu", "gpu" or "auto" (the GPU when faiss can build there).
     """
 
     def __init__(
@@ -53,7 +59,12 @@ class FaissIndexer:
         shard_rows: int = 0,
         threads: int = 0,
         add_batch: int = 65536,
+        builder: str = "auto",
     ):
+        from sws.index.dense.cagra import gpu_build_available
+
+        if builder not in BUILDERS:
+            raise ValueError(f"builder={builder!r}: expected one of {list(BUILDERS)}")
         if min(m, ef_construction, ef_search, add_batch) < 1 or shard_rows < 0 or threads < 0:
             raise ValueError(
                 f"need m, ef_construction, ef_search, add_batch >= 1 and shard_rows, threads >= 0; got "
@@ -61,16 +72,20 @@ class FaissIndexer:
             )
         self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
         self.shard_rows, self.threads, self.add_batch = shard_rows, threads, add_batch
+        self.builder = ("gpu" if gpu_build_available() else "cpu") if builder == "auto" else builder
 
     def params(self) -> dict[str, Any]:
         """What changes the index contents (part of the index fingerprint)."""
-        return {
+        params = {
             "type": "IndexHNSWSQ/fp16/ip",
             "m": self.m,
             "ef_construction": self.ef_construction,
             "ef_search": self.ef_search,
             "shard_rows": self.shard_rows,
         }
+        if self.builder == "gpu":
+            params |= {"type": "IndexHNSWCagra/fp16/ip", "builder": "cagra"}
+        return params
 
     def build(self, vectors: VectorSet, chunk_ids: Iterable[str], out: str | Path) -> dict[str, Any]:
         """Write ``shard-*.faiss`` and ``chunk_ids.arrow`` under ``out``; returns shard layout and digests."""
@@ -94,16 +109,14 @@ class FaissIndexer:
                 buffer.append(piece)
                 row += len(piece)
                 shard_full = row % per_shard == 0
-                if shard_full or sum(len(b) for b in buffer) >= self.add_batch:
-                    index = self._new_index(vectors.dim) if index is None else index
-                    index.add(np.ascontiguousarray(np.concatenate(buffer)))
-                    buffer = []
+                batch_full = self.builder == "cpu" and sum(len(b) for b in buffer) >= self.add_batch
+                if shard_full or batch_full:
+                    index, buffer = self._extend(index, buffer), []
                 if shard_full:
                     shards.append(self._write(index, out, len(shards), row - index.ntotal))
                     index = None
         if buffer:
-            index = self._new_index(vectors.dim) if index is None else index
-            index.add(np.ascontiguousarray(np.concatenate(buffer)))
+            index = self._extend(index, buffer)
         if index is not None:
             shards.append(self._write(index, out, len(shards), row - index.ntotal))
         write_chunk_ids(out / CHUNK_IDS_FILE, ids)
@@ -114,6 +127,17 @@ class FaissIndexer:
             "seconds": round(time.perf_counter() - started, 3),
             "chunk_ids_sha256": ids_digest(ids),
         }
+
+    def _extend(self, index: Any, buffer: list[np.ndarray]) -> Any:
+        """``index`` (None: a new one) with the rows of ``buffer`` added; on the GPU, the whole shard at once."""
+        x = np.ascontiguousarray(np.concatenate(buffer), dtype=np.float32)
+        if self.builder == "gpu":
+            from sws.index.dense.cagra import build_cagra_hnsw
+
+            return build_cagra_hnsw(x, self.m, self.ef_construction, self.ef_search)
+        index = self._new_index(x.shape[1]) if index is None else index
+        index.add(x)
+        return index
 
     def _new_index(self, dim: int) -> Any:
         import faiss

@@ -13,12 +13,14 @@ from sws.index.errors import IndexCorruptError, IndexMissingError
 
 
 def _read_index(path: Path) -> Any:
+    """The shard with its vector codes memory-mapped (``IO_FLAG_MMAP_IFC``): replicas on one node share them
+    through the page cache and only the HNSW graph (~30% of the file at M=32, 384-d fp16) is read in."""
     import faiss
 
     if not path.is_file():
         raise IndexMissingError(f"FAISS index missing: {path}")
     try:
-        return faiss.read_index(str(path))
+        return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
     except RuntimeError as exc:
         raise IndexCorruptError(f"cannot read FAISS index {path}: {str(exc).splitlines()[-1]}") from exc
 
