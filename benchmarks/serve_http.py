@@ -1,19 +1,22 @@
 """QPS and p50/p99 latency of the tools over HTTP (``sws serve``) next to the in-process engine, same run.
 
-For each method (keywords, vector, rrf searches; open_url) and each client count (default 1, 16, 64, 256):
-first the in-process engine (``WikiTools.call_tool`` from that many threads), then the served app
-(``POST /call`` from that many aiohttp clients). One JSON line per measurement with ``ratio`` = served QPS /
-in-process QPS (goal: >= 0.8 at 16 clients); the in-process baseline runs torch with ``--torch-threads``
-(1, like the served ``QueryEmbedder``). The server is ``sws serve`` in a child process with its own
-local Ray (HAProxy ingress, 1 retrieval replica, batched query embeddings unless ``--no-batching``); the
-load generator shares the machine.
+For each method (keywords, vector, rrf searches; open_url) and each client count (default 1, 16, 64, 256),
+``--repeats`` (3) alternating rounds of the in-process engine (``WikiTools.call_tool`` from that many
+threads) and the served app (``POST /call`` from that many aiohttp clients), with the server up throughout,
+so both sides see the same machine. One JSON line per round, then a ``summary`` line with each side's median
+QPS and latencies and ``ratio`` = served / in-process median QPS (goal: >= 0.8 at 16 clients). The in-process
+baseline runs torch with ``--torch-threads`` (1, like the served ``QueryEmbedder``). The server is ``sws serve``
+in a child process with its own local Ray (HAProxy ingress in Ray's high-throughput mode, 1 retrieval replica
+unless ``--serve-arg=--replicas --serve-arg=N``, batched query embeddings unless ``--serve-arg=--no-batching``);
+the load generator shares the machine.
 
-Run: ``timeout 3000 .venv/bin/python benchmarks/serve_http.py --seconds 15`` (the issue's figure is 60 s).
+Run: ``timeout 3600 .venv/bin/python benchmarks/serve_http.py --seconds 10`` (~25 min; the issue's figure is 60 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from pathlib import Path
 
@@ -21,6 +24,19 @@ from serve_common import METHODS, emit, http_requests, inprocess_load, json_stdo
 
 from serve.launch import ServeProcess
 from serve.loadgen import load
+
+
+def _summary(rounds: dict[str, list[dict]]) -> dict:
+    """Median QPS and latencies of each side over the rounds, and ``ratio`` = served / in-process QPS."""
+    out: dict = {"repeats": len(rounds["served"])}
+    for side, runs in rounds.items():
+        for key in ("qps", "p50_ms", "p99_ms"):
+            if runs:
+                out[f"{side}_{key}"] = statistics.median(run[key] for run in runs)
+    out["served_failed"] = sum(run["failed"] for run in rounds["served"])
+    if rounds["inprocess"]:
+        out["ratio"] = round(out["served_qps"] / out["inprocess_qps"], 3)
+    return out
 
 
 def main() -> int:
@@ -31,6 +47,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="per measurement (the issue asks 60)")
     parser.add_argument("--clients", default="1,16,64,256")
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--repeats", type=int, default=3, help="alternating in-process/served rounds")
     parser.add_argument("--no-inprocess", action="store_true", help="skip the in-process baseline")
     parser.add_argument("--serve-arg", action="append", default=[], help="extra `sws serve` argument")
     parser.add_argument(
@@ -46,8 +63,7 @@ def main() -> int:
     clients = [int(c) for c in args.clients.split(",")]
     methods = args.methods.split(",")
     calls = tool_calls(index)
-
-    baseline: dict[tuple[str, int], dict] = {}
+    tools = None
     if not args.no_inprocess:
         from sws.env import WikiTools
         from sws.search import SearchEngine
@@ -56,19 +72,7 @@ def main() -> int:
             import torch
 
             torch.set_num_threads(args.torch_threads)
-
         tools = WikiTools(SearchEngine.open(index))
-        for method in methods:
-            inprocess_load(tools, calls[method], 1, 1.0)  # warm up (model load, caches)
-            for n in clients:
-                baseline[method, n] = inprocess_load(tools, calls[method], n, args.seconds)
-                emit(
-                    "serve_http",
-                    "inprocess",
-                    method=method,
-                    torch_threads=args.torch_threads or "default",
-                    **baseline[method, n],
-                )
 
     started = time.perf_counter()
     with ServeProcess(index, args=args.serve_arg, log_path=str(index) + "-serve.log") as server:
@@ -80,21 +84,20 @@ def main() -> int:
         )
         for method in methods:
             requests = http_requests(calls[method])
-            load(server.url, requests, clients=4, seconds=1.0)  # warm up
+            load(server.url, requests, clients=4, seconds=1.0)  # warm up (connections, caches)
+            if tools is not None:
+                inprocess_load(tools, calls[method], 1, 1.0)  # warm up (model load, caches)
             for n in clients:
-                served = load(server.url, requests, clients=n, seconds=args.seconds).summary()
-                base = baseline.get((method, n))
-                ratio = round(served["qps"] / base["qps"], 3) if base else None
-                emit(
-                    "serve_http",
-                    "served",
-                    method=method,
-                    **served,
-                    inprocess_qps=base and base["qps"],
-                    inprocess_p50_ms=base and base["p50_ms"],
-                    inprocess_p99_ms=base and base["p99_ms"],
-                    ratio=ratio,
-                )
+                rounds: dict[str, list[dict]] = {"inprocess": [], "served": []}
+                for _ in range(args.repeats):  # alternate, so both sides see the same machine
+                    if tools is not None:
+                        rounds["inprocess"].append(inprocess_load(tools, calls[method], n, args.seconds))
+                        emit("serve_http", "inprocess", method=method, **rounds["inprocess"][-1])
+                    rounds["served"].append(
+                        load(server.url, requests, clients=n, seconds=args.seconds).summary()
+                    )
+                    emit("serve_http", "served", method=method, **rounds["served"][-1])
+                emit("serve_http", "summary", method=method, clients=n, **_summary(rounds))
     return 0
 
 

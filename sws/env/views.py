@@ -50,11 +50,14 @@ def render_article_view(title: str, page_id: int, texts: list[str], max_chars: i
 
 
 def _is_filler(line: str) -> bool:
+    """One character repeated (spaces and tabs aside): ``len(set(compact)) == 1`` without building the set."""
     compact = line.strip().replace(" ", "").replace("\t", "")
-    return len(set(compact)) == 1
+    return bool(compact) and compact[0] == compact[-1] and compact.count(compact[0]) == len(compact)
 
 
 def _render_heading(line: str) -> str:
+    if "Section" not in line:  # most lines: skip the regex
+        return line
     match = _SECTION_LINE.fullmatch(line.lstrip())
     if match is None:
         return line
