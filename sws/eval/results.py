@@ -86,7 +86,8 @@ def read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
             names = part.schema_arrow.names
             return part.read(columns=None if columns is None else [c for c in columns if c in names])
     except (pa.ArrowException, OSError) as exc:
-        raise DamagedPartError(path, (str(exc).strip().splitlines() or [type(exc).__name__])[0]) from exc
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+        raise DamagedPartError(path, reason) from exc
 
 
 def move_damaged_parts(out_dir: str | Path) -> list[Path]:
