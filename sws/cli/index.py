@@ -67,9 +67,7 @@ def build_index_command(corpus, out, vectors, profile, overrides) -> None:
       sws build index --vectors sws-out/vectors index.dense.m=48
     """
     cfg = resolve_config(profile, overrides)
-    manifest = run_index_build(
-        cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors
-    )
+    manifest = run_index_build(cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors)
     click.echo(
         json.dumps(
             {
