@@ -172,25 +172,26 @@ def read_id_list(path: str | Path) -> list[str]:
     """Ids from a text file (one per line) or a JSON list of ids or of objects with ``id``.
 
     Raises:
-        DatasetError: an id listed twice (``file:line`` or ``file: item N``), invalid UTF-8 or JSON.
+        DatasetError: an id listed twice (``file:LINE`` or ``file: item N``), invalid UTF-8 or JSON.
     """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
         if path.suffix.lower() == ".json":
             listed = [
-                (f"item {n}", str(x["id"]) if isinstance(x, dict) else str(x))
+                (f": item {n}", f"item {n}", str(x["id"]) if isinstance(x, dict) else str(x))
                 for n, x in enumerate(json.loads(text), 1)
             ]
         else:
-            listed = [(f"line {n}", s) for n, line in enumerate(text.splitlines(), 1) if (s := line.strip())]
+            lines = enumerate(text.splitlines(), 1)
+            listed = [(f":{n}", f"line {n}", s) for n, line in lines if (s := line.strip())]
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DatasetError(f"{path}: not an id list: {exc}") from exc
     first: dict[str, str] = {}
-    for at, ident in listed:
+    for at, name, ident in listed:
         if ident in first:
-            raise DatasetError(f"{path}: {at}: duplicate id {ident!r} (first at {first[ident]})")
-        first[ident] = at
+            raise DatasetError(f"{path}{at}: duplicate id {ident!r} (first at {first[ident]})")
+        first[ident] = name
     return list(first)
 
 

@@ -258,7 +258,7 @@ def test_duplicate_ids_are_refused_with_file_line_and_id(tmp_path):
             load_dataset(tmp_path / name)
         assert str(caught.value) == f"{tmp_path / name}{message}"
     (tmp_path / "ids.txt").write_text("5\n\n3\n5\n")  # an id list repeating an id is refused too
-    with pytest.raises(DatasetError, match=r"ids.txt: line 4: duplicate id '5' \(first at line 1\)$"):
+    with pytest.raises(DatasetError, match=r"ids.txt:4: duplicate id '5' \(first at line 1\)$"):
         select(items_of("frames_test_set.csv"), str(tmp_path / "ids.txt"))
 
 
