@@ -29,15 +29,32 @@ from sws.cli.options import config_option, overrides_argument, resolve_config
     "--tools-url", help="Use the retrieval service at this URL (POST /call) instead of in-process tools."
 )
 @click.option("--limit", type=int, help="Only the first N items of the subset (smoke runs).")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Move unreadable part files to <out>/damaged/ (kept, not deleted) and run their episodes again.",
+)
 @config_option
 @overrides_argument
 def eval_command(
-    dataset, data_path, subset, llm_base_url, model, out, index_dir, tools_url, limit, profile, overrides
+    dataset,
+    data_path,
+    subset,
+    llm_base_url,
+    model,
+    out,
+    index_dir,
+    tools_url,
+    limit,
+    repair,
+    profile,
+    overrides,
 ):
     """Run the agent on a QA set: 20 rounds, at most 5 tool calls per step, results streamed to Parquet.
 
     Re-running the same command resumes (finished ids skipped, errored ids retried); a directory of another
-    environment fingerprint, model or sampling config is refused.
+    environment fingerprint, model or sampling config is refused, and so is one with a damaged part file
+    unless --repair is given.
 
     \b
     Examples:
@@ -59,15 +76,18 @@ def eval_command(
         out=out,
         index_dir=index_dir or cfg.tools.index or cfg.index.out,
         limit=limit,
+        repair=repair,
     )
     click.echo(json.dumps(summary, indent=1))
 
 
-def run_eval(cfg, *, dataset, data_path, subset, llm_base_url, model, out, index_dir, limit=None) -> dict:
+def run_eval(
+    cfg, *, dataset, data_path, subset, llm_base_url, model, out, index_dir, limit=None, repair=False
+) -> dict:
     """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary."""
     from sws.agent import HEURISTIC_MODEL, AgentConfig
     from sws.eval.datasets import DatasetError, canonical_dataset, load_dataset, select
-    from sws.eval.results import RunMismatchError
+    from sws.eval.results import DamagedPartError, RunMismatchError
     from sws.eval.runner import run_evaluation
     from sws.raykit import init_ray
     from sws.transport import tool_client_factory
@@ -111,9 +131,15 @@ def run_eval(cfg, *, dataset, data_path, subset, llm_base_url, model, out, index
                 workers=e.workers,
                 episodes_per_worker=e.episodes_per_worker,
                 worker_num_cpus=e.worker_num_cpus,
+                repair=repair,
             )
         except RunMismatchError as exc:
             raise click.ClickException(str(exc)) from exc
+        except DamagedPartError as exc:
+            raise click.ClickException(
+                f"{exc}; rerun with --repair to move damaged parts to {Path(out) / 'damaged'} and run their "
+                "episodes again"
+            ) from exc
     return {"out": out, "model": model, **dataclasses.asdict(summary)}
 
 
@@ -146,13 +172,36 @@ def environment_fingerprint(tools_cfg, index_dir: str) -> str:
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", default="sws-out/report", show_default=True, help="Where tables and plots go.")
 @click.option("--no-plots", is_flag=True)
-def report_command(run_dirs, out, no_plots) -> None:
-    """Regenerate the paper's Tables 3-6 (Markdown, CSV, LaTeX) and tool-use plots from saved results."""
-    from sws.eval.report import collect, write_report
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Move unreadable part files to <run>/damaged/ (kept); their episodes count as missing.",
+)
+def report_command(run_dirs, out, no_plots, repair) -> None:
+    """Regenerate the paper's Tables 3-6 (Markdown, CSV, LaTeX) and tool-use plots from saved results.
 
-    stats = collect(run_dirs)
-    if not stats:
+    A damaged part file stops the report; with --repair it is moved aside and its episodes count as missing
+    until `sws eval` on that run records them again.
+    """
+    from sws.eval.report import find_runs, run_stats, write_report
+    from sws.eval.results import DamagedPartError, move_damaged_parts
+
+    found = find_runs(run_dirs)
+    if not found:
         raise click.ClickException(f"no results (run.json) under {', '.join(run_dirs)}")
+    moved = [m for d in found for m in move_damaged_parts(d)] if repair else []
+    for path in moved:
+        click.echo(
+            f"moved damaged part {path} aside; rerunning `sws eval` on that run records its episodes",
+            err=True,
+        )
+    try:
+        stats = [run_stats(d) for d in found]
+    except DamagedPartError as exc:
+        raise click.ClickException(
+            f"{exc}; rerun with --repair to move it to {exc.path.parent.parent / 'damaged'} and report the "
+            "rest (its episodes count as missing until `sws eval` on that run records them again)"
+        ) from exc
     paths = write_report(stats, out, plots=not no_plots)
     click.echo((Path(out) / "report.md").read_text())
     click.echo("\n".join(f"wrote {p}" for p in paths), err=True)

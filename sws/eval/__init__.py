@@ -45,7 +45,15 @@ from sws.eval.report import (
     tool_use_table,
     write_report,
 )
-from sws.eval.results import PartWriter, RunMismatchError, load_records, load_table, recorded_status
+from sws.eval.results import (
+    DamagedPartError,
+    PartWriter,
+    RunMismatchError,
+    load_records,
+    load_table,
+    move_damaged_parts,
+    recorded_status,
+)
 from sws.eval.runner import EpisodeWorker, EvalSummary, run_evaluation
 from sws.eval.scoring import score_prediction
 
@@ -56,6 +64,7 @@ __all__ = [
     "PROMPT_VERSION",
     "RECORD_SCHEMA",
     "SUBSETS",
+    "DamagedPartError",
     "DatasetError",
     "EpisodeRecord",
     "EpisodeWorker",
@@ -79,6 +88,7 @@ __all__ = [
     "load_dataset",
     "load_records",
     "load_table",
+    "move_damaged_parts",
     "normalize_answer",
     "parse_verdict",
     "plot_tool_use",

@@ -3,6 +3,9 @@
 Gold and aliases follow CONTRACT.md §7.1. Item ids come from the file (``id``, ``_id``, ``qid`` or FRAMES's
 index column); files without ids get ``sha1(dataset + "\\0" + question)[:16]``, with ``-2``, ``-3``, ... on
 repeats of the same question, so the ids of a file are stable and equal across its JSON and Parquet forms.
+
+An id given twice in a file is refused (``file:line: duplicate id 'X' (first at line N)``) rather than
+renamed: results, reports and the UI are keyed by id, and a renamed id would no longer match the file's.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sws.eval._readers import DatasetFormatError, read_raw
+from sws.eval._readers import DatasetFormatError, position_name, read_raw, where
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +79,8 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
     """All items of a QA file with gold, in file order (items without gold are dropped, with a warning).
 
     Raises:
-        DatasetError: unknown dataset, a file no reader understands or a row without a question.
+        DatasetError: unknown dataset, a file no reader understands (invalid UTF-8, malformed JSON, ...), a
+            row without a question or an id given twice; the message names the file and the line (or item).
     """
     path = Path(path)
     name = canonical_dataset(dataset) if dataset else infer_dataset(path)
@@ -85,16 +89,26 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
     except DatasetFormatError as exc:
         raise DatasetError(str(exc)) from exc
     seen: Counter[str] = Counter()
-    items = [item for raw in raws if (item := _build_item(raw, name, seen)) is not None]
+    first: dict[str, int] = {}
+    items = []
+    for position, raw in raws:
+        item = _build_item(raw, name, seen, where(path, position))
+        if item is None:
+            continue
+        if item.id in first:
+            earlier = position_name(path, first[item.id])
+            raise DatasetError(f"{where(path, position)}: duplicate id {item.id!r} (first at {earlier})")
+        first[item.id] = position
+        items.append(item)
     if len(items) < len(raws):
         logger.warning("%s: dropped %d item(s) without gold", path.name, len(raws) - len(items))
     return items
 
 
-def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str]) -> QAItem | None:
+def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str], at: str) -> QAItem | None:
     question = raw.get("question") or raw.get("prompt") or ""
     if not isinstance(question, str) or not question.strip():
-        raise DatasetError(f"{dataset}: item without a question: {raw}")
+        raise DatasetError(f"{at}: item without a question")
     gold = gold_and_aliases(raw.get("answer"), raw.get("answers"), raw.get("answer_aliases"))
     if gold is None:
         return None
@@ -155,11 +169,30 @@ def subset_by_ids(items: Sequence[QAItem], ids: Iterable[str]) -> list[QAItem]:
 
 
 def read_id_list(path: str | Path) -> list[str]:
-    """Ids from a text file (one per line) or a JSON list of ids or of objects with ``id``."""
-    text = Path(path).read_text(encoding="utf-8")
-    if Path(path).suffix.lower() != ".json":
-        return [line.strip() for line in text.splitlines() if line.strip()]
-    return [str(x["id"]) if isinstance(x, dict) else str(x) for x in json.loads(text)]
+    """Ids from a text file (one per line) or a JSON list of ids or of objects with ``id``.
+
+    Raises:
+        DatasetError: an id listed twice (``file:LINE`` or ``file: item N``), invalid UTF-8 or JSON.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() == ".json":
+            listed = [
+                (f": item {n}", f"item {n}", str(x["id"]) if isinstance(x, dict) else str(x))
+                for n, x in enumerate(json.loads(text), 1)
+            ]
+        else:
+            lines = enumerate(text.splitlines(), 1)
+            listed = [(f":{n}", f"line {n}", s) for n, line in lines if (s := line.strip())]
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: not an id list: {exc}") from exc
+    first: dict[str, str] = {}
+    for at, name, ident in listed:
+        if ident in first:
+            raise DatasetError(f"{path}{at}: duplicate id {ident!r} (first at {first[ident]})")
+        first[ident] = name
+    return list(first)
 
 
 def select(items: Sequence[QAItem], subset: str = "full_test", *, seed: int = 42) -> list[QAItem]:

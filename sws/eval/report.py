@@ -7,6 +7,8 @@ Project decisions (the reference computes no tool-use statistics, CONTRACT.md §
 - Rounds, search / open calls, total tokens and runtime are means over the recorded episodes (errored ones
   included, with what they did before failing); ``n`` says how many there were.
 - The submit rate is the share of the dataset that ended with ``submit_answer``.
+- A damaged part file stops the report (``DamagedPartError``); ``sws report --repair`` moves it to
+  ``<run>/damaged/`` and its episodes count as missing until ``sws eval`` resumes that run.
 """
 
 from __future__ import annotations
@@ -56,7 +58,11 @@ class RunStats:
 
 
 def run_stats(out_dir: str | Path) -> RunStats:
-    """Summarise one results directory (it must hold ``run.json``)."""
+    """Summarise one results directory (it must hold ``run.json``).
+
+    Raises:
+        DamagedPartError: a part file cannot be read.
+    """
     run = json.loads((Path(out_dir) / RUN_FILE).read_text(encoding="utf-8"))
     rows = load_table(out_dir, _COLUMNS).to_pylist()
     n = int(run.get("items") or len(rows))
@@ -84,10 +90,18 @@ def run_stats(out_dir: str | Path) -> RunStats:
     )
 
 
+def find_runs(paths: Iterable[str | Path]) -> list[Path]:
+    """Every results directory at or below ``paths`` (any directory holding ``run.json``), sorted."""
+    return sorted({p.parent for path in paths for p in Path(path).rglob(RUN_FILE)})
+
+
 def collect(paths: Iterable[str | Path]) -> list[RunStats]:
-    """Stats of every results directory at or below ``paths`` (any directory holding ``run.json``)."""
-    found = sorted({p.parent for path in paths for p in Path(path).rglob(RUN_FILE)})
-    return [run_stats(d) for d in found]
+    """Stats of every results directory at or below ``paths``.
+
+    Raises:
+        DamagedPartError: a part file cannot be read.
+    """
+    return [run_stats(d) for d in find_runs(paths)]
 
 
 def _model_key(model: str) -> tuple[int, str]:

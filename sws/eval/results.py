@@ -7,6 +7,10 @@ Layout::
 
 Parts are only ever added. A later record of an id supersedes an earlier one (an errored episode retried on
 resume), so :func:`load_records` keeps the last record per id in part-name order.
+
+A part that cannot be read (truncated by a full disk, damaged on copy) raises :class:`DamagedPartError`
+naming it; :func:`move_damaged_parts` (``--repair``) moves such parts to ``OUT/damaged/``, never deleting
+them, so their episodes count as missing and a resumed run records them again.
 """
 
 from __future__ import annotations
@@ -25,11 +29,20 @@ from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
 
 RUN_FILE = "run.json"
 PARTS_DIR = "parts"
+DAMAGED_DIR = "damaged"
 _IDENTITY_KEYS = ("dataset", "subset", "model", "agent_config", "fingerprint")
 
 
 class RunMismatchError(ValueError):
     """The directory holds results of a different run (environment fingerprint, model, dataset or sampling)."""
+
+
+class DamagedPartError(ValueError):
+    """A part file that cannot be read (truncated or corrupt); ``path`` is the file, ``reason`` why."""
+
+    def __init__(self, path: Path, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"damaged part file {path}: {reason}")
 
 
 def new_run_id() -> str:
@@ -62,22 +75,61 @@ def part_files(out_dir: str | Path, run_id: str = "") -> list[Path]:
     return sorted((Path(out_dir) / PARTS_DIR).glob(f"part-{run_id}*.parquet"))
 
 
+def read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """One part file, ``columns`` only (those it has; all by default).
+
+    Raises:
+        DamagedPartError: the file is truncated or otherwise unreadable.
+    """
+    try:
+        with pq.ParquetFile(path) as part:
+            names = part.schema_arrow.names
+            return part.read(columns=None if columns is None else [c for c in columns if c in names])
+    except (pa.ArrowException, OSError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+        raise DamagedPartError(path, reason) from exc
+
+
+def move_damaged_parts(out_dir: str | Path) -> list[Path]:
+    """Move every part that cannot be read whole to ``OUT/damaged/``; their new paths."""
+    moved = []
+    for path in part_files(out_dir):
+        try:
+            read_part(path)
+        except DamagedPartError:
+            target = Path(out_dir) / DAMAGED_DIR / path.name
+            target.parent.mkdir(exist_ok=True)
+            if target.exists():  # never overwrite an earlier one
+                target = target.with_name(f"{path.name}.{uuid.uuid4().hex[:6]}")
+            path.replace(target)
+            moved.append(target)
+    return moved
+
+
 def recorded_status(out_dir: str | Path, run_id: str = "") -> dict[str, str]:
-    """id -> status of its latest record (``submitted``, ``max_rounds`` or ``error``)."""
+    """id -> status of its latest record (``submitted``, ``max_rounds`` or ``error``).
+
+    Raises:
+        DamagedPartError: a part file cannot be read.
+    """
     status: dict[str, str] = {}
     for path in part_files(out_dir, run_id):
-        table = pq.read_table(path, columns=["id", "status"])
+        table = read_part(path, ["id", "status"])
         status.update(zip(table["id"].to_pylist(), table["status"].to_pylist()))
     return status
 
 
 def load_table(out_dir: str | Path, columns: list[str] | None = None) -> pa.Table:
-    """All records as one table, the last per id kept, ``columns`` only (all by default)."""
+    """All records as one table, the last per id kept, ``columns`` only (all by default).
+
+    Raises:
+        DamagedPartError: a part file cannot be read.
+    """
     paths = part_files(out_dir)
     if not paths:
         return RECORD_SCHEMA.empty_table().select(columns or RECORD_SCHEMA.names)
     wanted = None if columns is None else list(dict.fromkeys(["id", *columns]))
-    table = pa.concat_tables(pq.read_table(p, columns=wanted) for p in paths)
+    table = pa.concat_tables(read_part(p, wanted) for p in paths)
     last = {rid: i for i, rid in enumerate(table["id"].to_pylist())}
     table = table.take(sorted(last.values()))
     return table.select(columns) if columns else table

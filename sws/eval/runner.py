@@ -25,7 +25,14 @@ from sws.agent import AgentConfig, LLMEndpoint, SearchAgent, ToolBox
 from sws.eval.datasets import QAItem
 from sws.eval.judge import LLMJudge
 from sws.eval.records import EpisodeRecord
-from sws.eval.results import PartWriter, load_table, new_run_id, prepare_run, recorded_status
+from sws.eval.results import (
+    PartWriter,
+    load_table,
+    move_damaged_parts,
+    new_run_id,
+    prepare_run,
+    recorded_status,
+)
 from sws.eval.scoring import score_prediction
 
 logger = logging.getLogger(__name__)
@@ -98,6 +105,7 @@ class EvalSummary:
     elapsed_s: float
     f1: float
     gpt_judge: float
+    moved_aside: tuple[str, ...] = ()
 
 
 def run_evaluation(
@@ -117,14 +125,18 @@ def run_evaluation(
     rows_per_part: int = 64,
     max_passes: int = 3,
     progress: bool = True,
+    repair: bool = False,
 ) -> EvalSummary:
     """Run every not-yet-recorded item of ``items`` (index = position, which seeds the episode).
 
     ``llm["max_concurrency"]`` is the limit for the endpoint as a whole, split evenly across workers.
     Ray must be initialised (``sws.raykit.init_ray``).
 
+    ``repair`` first moves unreadable part files to ``out_dir/damaged/`` (their ids are then run again).
+
     Raises:
         RunMismatchError: ``out_dir`` holds another run.
+        DamagedPartError: a part file cannot be read and ``repair`` is off.
     """
     from tqdm import tqdm
 
@@ -143,6 +155,9 @@ def run_evaluation(
             "judge": {k: judge.get(k) for k in ("model", "variant")} if judge else None,
         },
     )
+    moved = move_damaged_parts(out_dir) if repair else []
+    for path in moved:
+        logger.warning("moved the damaged part %s aside; its episodes run again", path)
     status = recorded_status(out_dir)
     todo = [(i, item) for i, item in enumerate(items) if status.get(item.id) in (None, "error")]
     run_id = new_run_id()
@@ -181,6 +196,7 @@ def run_evaluation(
         elapsed_s=time.perf_counter() - start,
         f1=sum(v or 0.0 for v in table["f1"].to_pylist()) / max(1, len(items)),
         gpt_judge=sum(v or 0 for v in table["gpt_judge"].to_pylist()) / max(1, len(items)),
+        moved_aside=tuple(str(p) for p in moved),
     )
 
 

@@ -3,7 +3,8 @@
 Server-rendered Jinja2 with autoescaping on every template and no JavaScript at all; assets are inside the
 package. A Content-Security-Policy allowing no scripts is sent as a second line of defence, but nothing relies
 on it: every string from Wikipedia, a dataset or a model reaches the page only through autoescaped template
-variables, and links are only ever built here (paths of this app, never a URL taken from content).
+variables, and links are only ever built here (paths of this app, never a URL taken from content). Error pages
+(404 and 500 alike) carry the same security headers as every other response.
 
 ``create_app`` returns a FastAPI app that can run alone (``sws ui``) or be mounted under a prefix (links use
 the ASGI ``root_path``).
@@ -11,6 +12,7 @@ the ASGI ``root_path``).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from pathlib import Path
@@ -29,11 +31,18 @@ from sws.ui.episode import answer_checks, episode_steps
 from sws.ui.playground import open_page, run_search
 from sws.ui.runs import ALL_RUNS, TABLE_COLUMNS, RunStore, TableQuery
 
+logger = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'self'"
 )
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "SAMEORIGIN",
+}
 NUMERIC_COLUMNS = frozenset(
     {"f1", "gpt_judge", "rounds", "search_calls", "open_calls", "total_tokens", "time_cost", "index"}
 )
@@ -97,11 +106,14 @@ def create_app(
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")
+        try:
+            response = await call_next(request)
+        except Exception:  # the error page is made here, not by Starlette, so it gets the headers below
+            logger.exception("%s %s failed", request.method, request.url.path)
+            message = "The server failed on this page; the details are in its log."
+            response = render(request, "error.html", 500, title="Server error", message=message, nav="")
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
         return response
 
     def render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:

@@ -4,6 +4,9 @@ A run's summary (the table columns only: no messages, tools or agent config) is 
 part files change (names, sizes or modification times), so a run of thousands of episodes is read from
 Parquet once and every later page of its table is a sort, a filter and a slice in memory. One episode with its
 whole conversation is read from the one part file that holds its latest record.
+
+A run with an unreadable part file is listed as damaged (which file, why) with no rows, so the other runs,
+``/runs/all`` and the charts still show; ``sws report --repair`` moves the part aside.
 """
 
 from __future__ import annotations
@@ -18,11 +21,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from sws.eval.records import EpisodeRecord
 from sws.eval.report import RunStats
-from sws.eval.results import RUN_FILE, part_files
+from sws.eval.results import RUN_FILE, DamagedPartError, part_files, read_part
 
 ALL_RUNS = "all"
 # (key, label) of the table columns, in display order; every key is sortable
@@ -66,13 +68,15 @@ class RunInfo:
 
 @dataclass(slots=True)
 class RunSummary:
-    """The cached summary of one run: rows (table columns + ``run``), where each id's record lives, stats."""
+    """The cached summary of one run: rows (table columns + ``run``), where each id's record lives, stats;
+    ``damage`` (``parts/NAME: reason``) when a part file cannot be read, and then no rows."""
 
     signature: tuple
     rows: list[dict[str, Any]]
     part_of: dict[str, Path]
     stats: RunStats | None
     has_judge: bool
+    damage: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +223,7 @@ class RunStore:
         path = self.summary(run).part_of.get(episode_id)
         if path is None or not path.is_file():
             return None
-        table = pq.ParquetFile(path).read()
+        table = read_part(path)
         table = table.filter(pc.equal(table["id"], episode_id))
         if table.num_rows == 0:
             return None
@@ -277,9 +281,11 @@ def _signature(run_dir: Path) -> tuple:
 def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
     tables, sources = [], []
     for path in part_files(run.path):
-        part = pq.ParquetFile(path)  # lighter than pq.read_table per file (no dataset layer)
-        names = set(part.schema_arrow.names)
-        table = part.read(columns=[c for c in SUMMARY_COLUMNS if c in names])
+        try:
+            table = read_part(path, SUMMARY_COLUMNS)
+        except DamagedPartError as exc:
+            damage = f"{path.relative_to(run.path)}: {exc.reason}"
+            return RunSummary(signature, [], {}, None, False, damage)
         tables.append(table)
         sources += [path] * table.num_rows
     rows = pa.concat_tables(tables, promote_options="default").to_pylist() if tables else []

@@ -3,6 +3,7 @@ baseline over real HTTP, episodes on Ray actors, resume, and the tables."""
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -42,6 +43,46 @@ def test_eval_then_resume_then_report(leads_root, tmp_path):
     assert report.exit_code == 0, report.output
     assert "| heuristic-baseline-no-llm | 6 |" in report.output
     assert (tmp_path / "report" / "report.tex").is_file() and (tmp_path / "report" / "stats.csv").is_file()
+
+
+def test_truncated_part_is_refused_then_repaired(leads_root, tmp_path):
+    from sws.eval.report import run_stats
+    from sws.eval.results import part_files
+    from sws.ui.runs import RunStore
+
+    runner = CliRunner()
+    run = tmp_path / "run"
+    args = ["eval", "--dataset", "Bamboogle", "--data", BAMBOOGLE, "--limit", "6"]
+    args += ["--index", str(leads_root / "index"), "--out", str(run), "eval.workers=2"]
+    assert runner.invoke(cli, args).exit_code == 0
+    part = part_files(run)[-1]
+    lost = pq.read_metadata(part).num_rows
+    assert 0 < lost < 6  # two workers, two parts
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])  # truncated, as by a full disk
+
+    report = ["report", str(run), "--out", str(tmp_path / "report"), "--no-plots"]
+    for command in (args, report):
+        refused = runner.invoke(cli, command)
+        message = refused.output.strip().splitlines()[-1]
+        assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit), command  # no traceback
+        assert message.startswith(f"Error: damaged part file {part}: ") and "rerun with --repair" in message
+
+    repaired = runner.invoke(cli, [*args, "--repair"])
+    assert repaired.exit_code == 0, repaired.output
+    summary = json.loads(repaired.output[repaired.output.index("{") :])
+    assert (
+        summary["moved_aside"] == [str(run / "damaged" / part.name)]
+        and (run / "damaged" / part.name).is_file()
+    )
+    assert (summary["ran"], summary["recorded"], summary["missing"]) == (lost, 6, [])
+    ids = [i for p in part_files(run) for i in pq.read_table(p, columns=["id"])["id"].to_pylist()]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 6  # every item exactly once
+    # eval, report and UI agree on the counts
+    assert runner.invoke(cli, report).exit_code == 0
+    stats = run_stats(run)
+    (ui_run,) = RunStore([run]).runs
+    assert (stats.n, stats.recorded, stats.missing) == (6, 6, 0)
+    assert RunStore([run]).summary(ui_run).stats == stats
 
 
 def test_eval_refuses_bad_input(tmp_path):

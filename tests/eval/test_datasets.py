@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from sws.eval import (
@@ -232,3 +234,50 @@ def test_errors(tmp_path):
     (tmp_path / "hotpot.csv").write_text("a,b\n1,2\n")
     with pytest.raises(DatasetError, match="no question column"):
         load_dataset(tmp_path / "hotpot.csv")
+
+
+def test_duplicate_ids_are_refused_with_file_line_and_id(tmp_path):
+    rows = [{"id": "a", "question": "Q1?", "answer": "x"}, {"id": "b", "question": "Q2?", "answer": "y"}]
+    rows.append({"id": "a", "question": "Q3?", "answer": "z"})
+    jsonl = tmp_path / "bamboogle.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n\n" + json.dumps(rows[2]) + "\n")
+    (tmp_path / "bamboogle.json").write_text(json.dumps(rows))
+    (tmp_path / "frames.csv").write_text("id,Prompt,Answer\n7,Q1?,x\n8,Q2?,y\n7,Q3?,z\n")
+    pq.write_table(
+        pa.table({"id": ["a", "b", "a"], "question": ["Q1?", "Q2?", "Q3?"], "golden_answers": [["x"]] * 3}),
+        tmp_path / "hotpotqa.parquet",
+    )
+    expected = {
+        "bamboogle.jsonl": ":4: duplicate id 'a' (first at line 1)",
+        "bamboogle.json": ": item 3: duplicate id 'a' (first at item 1)",
+        "frames.csv": ":4: duplicate id '7' (first at line 2)",
+        "hotpotqa.parquet": ": item 3: duplicate id 'a' (first at item 1)",
+    }
+    for name, message in expected.items():
+        with pytest.raises(DatasetError) as caught:
+            load_dataset(tmp_path / name)
+        assert str(caught.value) == f"{tmp_path / name}{message}"
+    (tmp_path / "ids.txt").write_text("5\n\n3\n5\n")  # an id list repeating an id is refused too
+    with pytest.raises(DatasetError, match=r"ids.txt:4: duplicate id '5' \(first at line 1\)$"):
+        select(items_of("frames_test_set.csv"), str(tmp_path / "ids.txt"))
+
+
+def test_malformed_json_and_invalid_utf8_name_file_and_line(tmp_path):
+    good = json.dumps({"id": "a", "question": "Q1?", "answer": "x"})
+    cases = {
+        "bamboogle.jsonl": (
+            f'{good}\n{{"id": "b", question}}\n'.encode(),
+            ":2: malformed JSON: Expecting property name enclosed in double quotes (column 13)",
+        ),
+        "popqa.jsonl": (f"{good}\n\n".encode() + b'{"question": "Q\xff?"}\n', ":3: invalid UTF-8 (byte "),
+        "hotpotqa.json": (f"[{good},\n{{]".encode(), ":2: malformed JSON: "),
+        "musique.json": (f"[{good},\n".encode() + b'{"question": "\xc3("}]', ":2: invalid UTF-8 (byte "),
+        "frames.csv": (b"Prompt,Answer\nQ1?,x\nQ\xe9?,y\n", ":3: invalid UTF-8 (byte "),
+        "musique.parquet": (b"PAR1 not really", ": unreadable Parquet: "),
+    }
+    for name, (data, message) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(DatasetError) as caught:
+            load_dataset(tmp_path / name)
+        assert str(caught.value).startswith(f"{tmp_path / name}{message}"), caught.value
+        assert "\n" not in str(caught.value)

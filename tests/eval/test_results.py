@@ -11,10 +11,13 @@ from sws.env import tool_schemas
 from sws.eval import QAItem
 from sws.eval.records import EpisodeRecord
 from sws.eval.results import (
+    DamagedPartError,
     PartWriter,
     RunMismatchError,
     load_records,
     load_table,
+    move_damaged_parts,
+    part_files,
     prepare_run,
     recorded_status,
 )
@@ -64,6 +67,25 @@ def test_parts_are_atomic_and_the_last_record_wins(tmp_path):
     assert load_table(tmp_path, ["id", "f1"]).to_pylist() == [{"id": "b", "f1": 1.0}, {"id": "a", "f1": 0.5}]
     assert [r.id for r in load_records(tmp_path)] == ["b", "a"]
     assert load_table(tmp_path / "nothing", ["id"]).num_rows == 0
+
+
+def test_a_damaged_part_is_named_then_moved_aside(tmp_path):
+    writer = PartWriter(tmp_path, "20260101T000000-aaaaaa-w000", rows_per_part=2)
+    for item_id in "abcd":
+        writer.add(record(item_id))
+    good, bad = part_files(tmp_path)
+    bad.write_bytes(bad.read_bytes()[:-40])  # truncated, as by a full disk
+    for load in (recorded_status, load_table, load_records):
+        with pytest.raises(DamagedPartError) as caught:
+            load(tmp_path)
+        assert caught.value.path == bad and "\n" not in str(caught.value)
+    assert move_damaged_parts(tmp_path) == [tmp_path / "damaged" / bad.name]
+    assert (tmp_path / "damaged" / bad.name).stat().st_size > 0  # kept, not deleted
+    assert part_files(tmp_path) == [good] and recorded_status(tmp_path) == {
+        "a": "submitted",
+        "b": "submitted",
+    }
+    assert move_damaged_parts(tmp_path) == []
 
 
 def test_worker_runs_scores_and_writes(tmp_path):

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from sws.ui import create_app
+from sws.ui.app import SECURITY_HEADERS
 from sws.ui.episode import history_marks, link_segments, open_href
 from sws.ui.runs import TableQuery, sort_rows
 from tests.ui.helpers import EVIL_ANSWER, EVIL_PAGE_ID, EVIL_QUESTION, synthetic_run
@@ -217,6 +218,48 @@ def test_security_headers_and_404(client):
     assert client.get("/runs/no-such-run").status_code == 404
     assert client.get("/runs/hotpot-heuristic/episode", params={"id": "nope"}).status_code == 404
     assert client.get("/static/app.css").status_code == 200
+
+
+def test_error_pages_carry_the_security_headers(tmp_path):
+    app = create_app(run_dirs=[synthetic_run(tmp_path / "run", 3)])
+
+    @app.get("/boom")
+    def boom():
+        raise RuntimeError("a bug")
+
+    with TestClient(app) as c:
+        for path, status in [("/boom", 500), ("/nope", 404), ("/runs/nope", 404), ("/static/nope.css", 404)]:
+            page = c.get(path)
+            assert page.status_code == status, path
+            assert {k: page.headers.get(k) for k in SECURITY_HEADERS} == SECURITY_HEADERS, path
+        assert "a bug" not in c.get("/boom").text  # no internals on the page
+
+
+def test_a_damaged_run_is_listed_and_the_others_still_show(tmp_path):
+    from sws.eval.results import DamagedPartError, part_files, read_part
+
+    synthetic_run(tmp_path / "good", 30)
+    bad = synthetic_run(tmp_path / "bad", 20, dataset="MuSiQue", rows_per_part=8)
+    part = part_files(bad)[1]
+    part.write_bytes(part.read_bytes()[:-100])  # truncated
+    with pytest.raises(DamagedPartError) as caught:
+        read_part(part)
+    with TestClient(create_app(run_dirs=[tmp_path])) as c:
+        pages = {path: c.get(path) for path in ("/runs", "/runs/all", "/charts", "/runs/bad")}
+        for path, page in pages.items():
+            assert page.status_code == 200, path
+            assert page.headers["content-security-policy"] == SECURITY_HEADERS["Content-Security-Policy"]
+        damage = str(escape(f"parts/{part.name}: {caught.value.reason}"))
+        for path in ("/runs", "/runs/bad"):
+            assert pages[path].text.count('class="note damaged"') == 1 and damage in pages[path].text, path
+        assert (
+            'data-run="good"' in pages["/runs"].text and "| synthetic-model | 30 |" not in pages["/runs"].text
+        )
+        assert c.get("/runs/all", params={"per_page": 500}).text.count('class="episode-link"') == 30
+        assert (
+            "MuSiQue" not in pages["/charts"].text.split("</form>")[1]
+            and "30 episodes" in pages["/charts"].text
+        )
 
 
 def test_mountable_under_a_prefix(ui_tools, ui_runs):
