@@ -77,6 +77,7 @@ def summary(manifest: dict) -> dict:
             for k in ("pages", "articles", "redirects", "other_namespace", "skipped", "chunks", "tokens")
         },
         "input_errors": manifest["input_errors"],
+        "rebuilt_shards": manifest["rebuilt_shards"],
         "wall_s": manifest["durations"]["wall_s"],
     }
 

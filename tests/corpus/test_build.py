@@ -106,6 +106,25 @@ def test_resume_rebuilds_only_missing_shards(tmp_path):
         _build([dump], out, index_paths=[index], **{"chunk.target_tokens": 512})
 
 
+def test_resume_rebuilds_shards_with_damaged_parts(tmp_path):
+    dump, index, _ = pack_multistream(SAMPLE, tmp_path / "s-multistream.xml.bz2", pages_per_stream=50)
+    out = tmp_path / "corpus"
+    first = _build([dump], out, index_paths=[index])
+    undisturbed = {p.relative_to(out): p.read_bytes() for p in out.glob("*/part-*.parquet")}
+    truncated = out / "chunks" / "part-00001.parquet"
+    truncated.write_bytes(truncated.read_bytes()[:-100])  # the footer is gone
+    short = out / "docs" / "part-00002.parquet"
+    pq.write_table(pq.read_table(short).slice(1), short)  # readable, one row fewer than its stats record
+    second = _build([dump], out, index_paths=[index])
+    rebuilt = {r["shard"]: r["reason"] for r in second["rebuilt_shards"]}
+    assert list(rebuilt) == ["part-00001", "part-00002"]
+    assert "chunks/part-00001.parquet is unreadable" in rebuilt["part-00001"]
+    assert "docs/part-00002.parquet has" in rebuilt["part-00002"]
+    assert second["complete"] and second["counts"] == first["counts"]
+    assert {p.relative_to(out): p.read_bytes() for p in out.glob("*/part-*.parquet")} == undisturbed
+    assert _build([dump], out, index_paths=[index])["rebuilt_shards"] == []
+
+
 def test_cli_on_embedded_default(tmp_path):
     result = CliRunner().invoke(cli, ["build", "corpus", "--out", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
