@@ -242,6 +242,7 @@ def _write_manifest(
             "chunks_below_band": counts["chunks_below_band"],
             "chunks_above_band": counts["chunks_above_band"],
             "invalid_utf8_replacements": counts["invalid_utf8_replacements"],
+            "entity_errors": counts["entity_errors"],
             "input_bytes": counts["input_bytes"],
             "wikitext_chars": counts["wikitext_chars"],
         },

@@ -122,6 +122,7 @@ class CorpusShardBuilder:
         counts["skipped_malformed_page"] += reader.pages_malformed
         counts["skipped_truncated_page"] += incomplete
         counts["invalid_utf8_replacements"] += reader.invalid_utf8
+        counts["entity_errors"] += reader.entity_errors
         counts["input_bytes"] += reader.bytes_read
         for name, table_schema in TABLES.items():
             table = pa.Table.from_pylist(rows[name], schema=table_schema)

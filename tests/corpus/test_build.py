@@ -125,6 +125,20 @@ def test_resume_rebuilds_shards_with_damaged_parts(tmp_path):
     assert _build([dump], out, index_paths=[index])["rebuilt_shards"] == []
 
 
+def test_entities_kept_and_counted_and_utf16_read_in_a_build(tmp_path):
+    entity = tmp_path / "entity.xml"
+    entity.write_text(
+        dump_xml([page_xml(1, "Secret", "Before the secret. XXE After it.")]).replace("XXE", "&xxe;")
+    )
+    utf16 = tmp_path / "utf16.xml"
+    utf16.write_bytes(dump_xml([page_xml(2, "Zürich", "Grüße aus Zürich.")]).encode("utf-16"))
+    manifest = _build([entity, utf16], tmp_path / "out")
+    assert manifest["complete"] and manifest["input_errors"] == []
+    assert (manifest["counts"]["articles"], manifest["counts"]["entity_errors"]) == (2, 1)
+    docs = {d["title"]: d["markdown"] for d in pq.read_table(tmp_path / "out" / "docs").to_pylist()}
+    assert "Before the secret. &xxe; After it." in docs["Secret"] and "Grüße aus Zürich." in docs["Zürich"]
+
+
 def test_cli_on_embedded_default(tmp_path):
     result = CliRunner().invoke(cli, ["build", "corpus", "--out", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
