@@ -145,13 +145,16 @@ def build_corpus(
             input, if any. Inputs whose size or checksum differs from what it recorded are refused.
 
     Raises:
-        CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, or an output
-            directory of another build.
+        CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, an output
+            directory of another build, or an output directory that cannot be created.
     """
     import ray
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # an existing file, a file on the way, no permission
+        raise CorpusBuildError(f"cannot create output directory {out_dir}: {exc.strerror}") from exc
     options = {"clean": dict(clean), "chunk": dict(chunk)}
     started = time.time()
     plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard, fetch_manifest)

@@ -76,6 +76,8 @@ def plan_units(
         raise DumpError(f"streams_per_shard must be >= 1, got {streams_per_shard}")
     units: list[DumpUnit] = []
     for i, path in enumerate(paths):
+        if os.path.isdir(path):
+            raise DumpError(f"dump {path} is a directory, not a dump file")
         if not os.path.isfile(path):
             raise DumpError(f"dump file not found: {path}")
         if i >= len(index_paths) or not index_paths[i]:

@@ -169,6 +169,12 @@ def test_cli_bad_inputs_exit_non_zero_with_a_reason(tmp_path):
     result = runner.invoke(cli, ["build", "corpus", "--out", str(tmp_path / "d"), "chunk.nope=1"])
     assert result.exit_code == 2 and "invalid config" in result.output
 
+    result = runner.invoke(cli, ["build", "corpus", f"corpus.out={empty}"])  # a file as the configured output
+    assert (
+        result.exit_code == 1
+        and f"Error: cannot create output directory {empty}: File exists" in result.output
+    )
+
 
 def test_disambiguation_drop_and_skip_reasons(tmp_path):
     pages = [

@@ -198,6 +198,8 @@ def test_empty_and_malformed_inputs(tmp_path):
 def test_missing_file_and_bad_index(tmp_path):
     with pytest.raises(DumpError, match="not found"):
         plan_units([str(tmp_path / "missing.xml")])
+    with pytest.raises(DumpError, match="is a directory"):
+        plan_units([str(tmp_path)])
     dump = _write(tmp_path, "d.xml.bz2", bz2.compress(dump_xml([]).encode()))
     index = _write(tmp_path, "i.txt.bz2", bz2.compress(b"not an index\n"))
     with pytest.raises(DumpError, match="offset:page_id:title"):
