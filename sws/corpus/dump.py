@@ -228,15 +228,14 @@ def _strip_dump_envelope(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _child_text(elem, name: str) -> str | None:
-    """The text of the child ``name``, entity references spelled out as ``&name;``; None without the child."""
+    """The text of the child ``name``, entity references spelled out as ``&name;`` and the text after a comment
+    kept; None without the child."""
     child = _child(elem, name)
     if child is None:
         return None
     parts = [child.text or ""]
-    for node in child:
-        if node.tag is not etree.Entity:
-            break
-        parts += [node.text, node.tail or ""]
+    for node in child:  # entity references, comments, processing instructions
+        parts += [node.text if node.tag is etree.Entity else "", node.tail or ""]
     return "".join(parts)
 
 

@@ -152,6 +152,12 @@ def test_encodings_follow_the_byte_order_mark_or_declaration(tmp_path, name, dat
     assert [(p.title, p.text) for p in pages] == [(p.title, p.text) for p in utf8]
 
 
+def test_text_after_an_xml_comment_is_kept(tmp_path):
+    xml = dump_xml([page_xml(1, "Notes", "before NOTE after")]).replace("NOTE", "<!-- a note --><?pi x?>")
+    reader, pages = _read(_write(tmp_path, "comment.xml", xml.encode()))
+    assert reader.error is None and pages[0].text == "before  after"
+
+
 def test_unknown_declared_encoding_is_an_input_error(tmp_path):
     reader, pages = _read(
         _write(tmp_path, "d.xml", (DECLARATION.format("x-nope") + dump_xml(PAGES)).encode())
