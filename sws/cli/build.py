@@ -6,7 +6,7 @@ import json
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import INPUT_FILE, OUT_DIR, config_option, overrides_argument, resolve_config
 from sws.config import SwsConfig, to_dict
 
 
@@ -16,9 +16,21 @@ def build() -> None:
 
 
 @build.command("corpus")
-@click.option("--dump", "dumps", multiple=True, help="Dump file (.xml, .xml.bz2, multistream); repeatable.")
-@click.option("--index", "index_paths", multiple=True, help="Multistream -index.txt.bz2, paired with --dump.")
-@click.option("--out", help="Output directory (default: corpus.out of the config).")
+@click.option(
+    "--dump",
+    "dumps",
+    multiple=True,
+    type=INPUT_FILE,
+    help="Dump file (.xml, .xml.bz2, multistream); repeatable.",
+)
+@click.option(
+    "--index",
+    "index_paths",
+    multiple=True,
+    type=INPUT_FILE,
+    help="Multistream -index.txt.bz2, paired with --dump.",
+)
+@click.option("--out", type=OUT_DIR, help="Output directory (default: corpus.out of the config).")
 @config_option
 @overrides_argument
 def corpus_command(dumps, index_paths, out, profile, overrides) -> None:
@@ -77,6 +89,7 @@ def summary(manifest: dict) -> dict:
             for k in ("pages", "articles", "redirects", "other_namespace", "skipped", "chunks", "tokens")
         },
         "input_errors": manifest["input_errors"],
+        "rebuilt_shards": manifest["rebuilt_shards"],
         "wall_s": manifest["durations"]["wall_s"],
     }
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
 
 
 @click.command("eval")
@@ -23,7 +23,9 @@ from sws.cli.options import config_option, overrides_argument, resolve_config
 @click.option("--subset", help="full_test, random_300 or an id-list file (default: eval.subset).")
 @click.option("--llm-base-url", help="OpenAI-compatible base URL (default: the no-LLM heuristic baseline).")
 @click.option("--model", help="Model name at that endpoint.")
-@click.option("--out", help="Results directory (default: <eval.out>/<dataset>-<subset>-<model>).")
+@click.option(
+    "--out", type=OUT_DIR, help="Results directory (default: <eval.out>/<dataset>-<subset>-<model>)."
+)
 @click.option("--index", "index_dir", help="Index for in-process tools (default: index.out).")
 @click.option(
     "--tools-url", help="Use the retrieval service at this URL (POST /call) instead of in-process tools."
@@ -170,7 +172,9 @@ def environment_fingerprint(tools_cfg, index_dir: str) -> str:
 
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--out", default="sws-out/report", show_default=True, help="Where tables and plots go.")
+@click.option(
+    "--out", type=OUT_DIR, default="sws-out/report", show_default=True, help="Where tables and plots go."
+)
 @click.option("--no-plots", is_flag=True)
 @click.option(
     "--repair",

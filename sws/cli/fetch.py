@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
 from sws.config import SwsConfig
 
 download_options = [
@@ -139,7 +139,9 @@ def _config_dump(cfg: SwsConfig) -> tuple[str | None, str | None, bool | None, P
 @fetch.command("dump")
 @click.option("--wiki", help="Wiki database name (default: from the config's dump.paths, else enwiki).")
 @click.option("--date", help="YYYYMMDD, or 'latest' for the newest complete dump (default: from the config).")
-@click.option("--out", help="Directory (default: the config's dump directory, else data/WIKI-DATE).")
+@click.option(
+    "--out", type=OUT_DIR, help="Directory (default: the config's dump directory, else data/WIKI-DATE)."
+)
 @click.option(
     "--split/--single",
     default=None,
@@ -220,7 +222,11 @@ def _file_summary(result: dict) -> dict:
     help="2wiki, hotpotqa, musique, frames, popqa or bamboogle; repeatable (default: all six).",
 )
 @click.option(
-    "--out", default="data/qa", show_default=True, help="Directory for the files and their manifest."
+    "--out",
+    type=OUT_DIR,
+    default="data/qa",
+    show_default=True,
+    help="Directory for the files and their manifest.",
 )
 @click.option(
     "--mirror",

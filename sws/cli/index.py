@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
 
 index_option = click.option(
     "--index",
@@ -21,7 +21,7 @@ index_option = click.option(
 
 @click.command("embed")
 @click.option("--corpus", help="Corpus directory (default: corpus.out of the config).")
-@click.option("--out", help="Vectors directory (default: embed.out of the config).")
+@click.option("--out", type=OUT_DIR, help="Vectors directory (default: embed.out of the config).")
 @config_option
 @overrides_argument
 def embed_command(corpus, out, profile, overrides) -> None:
@@ -54,7 +54,7 @@ def embed_command(corpus, out, profile, overrides) -> None:
 
 @click.command("index")
 @click.option("--corpus", help="Corpus directory (default: corpus.out of the config).")
-@click.option("--out", help="Index directory (default: index.out of the config).")
+@click.option("--out", type=OUT_DIR, help="Index directory (default: index.out of the config).")
 @click.option("--vectors", help="Finished vectors directory to index (default: embed during the build).")
 @config_option
 @overrides_argument
@@ -67,7 +67,9 @@ def build_index_command(corpus, out, vectors, profile, overrides) -> None:
       sws build index --vectors sws-out/vectors index.dense.m=48
     """
     cfg = resolve_config(profile, overrides)
-    manifest = run_index_build(cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors)
+    manifest = run_index_build(
+        cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors
+    )
     click.echo(
         json.dumps(
             {

@@ -14,6 +14,10 @@ config_option = click.option(
     help="Config profile name (local, paper) or a YAML path.",
 )
 overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")
+# Path types for --out directories and input files: an existing path of the other kind is a one-line usage
+# error ("Directory 'x' is a file.", "File 'x' is a directory.") before anything runs.
+OUT_DIR = click.Path(file_okay=False)
+INPUT_FILE = click.Path(dir_okay=False)
 
 
 def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:

@@ -11,7 +11,7 @@ import click
 from sws.cli.build import check_complete, run_corpus_build, summary
 from sws.cli.evaluate import run_eval
 from sws.cli.index import open_tools, run_index_build
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
 
 DEMO_SEARCHES = (
     {"query": "anarchism political philosophy", "top_k": 3},
@@ -21,7 +21,9 @@ DEMO_SEARCHES = (
 
 
 @click.command()
-@click.option("--out", default="sws-out", show_default=True, help="Working directory for all outputs.")
+@click.option(
+    "--out", type=OUT_DIR, default="sws-out", show_default=True, help="Working directory for all outputs."
+)
 @click.option("--questions", default=20, show_default=True, help="Bamboogle questions to evaluate (0: skip).")
 @config_option
 @overrides_argument
@@ -55,7 +57,9 @@ def _served(index_dir: str, out: Path):
     from sws.cli.serve import _serve_package
 
     click.echo("\n[4/5] serving the tools on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
-    with _serve_package().ServeProcess(index_dir, args=["--replicas", "1"], log_path=out / "serve.log") as server:
+    with _serve_package().ServeProcess(
+        index_dir, args=["--replicas", "1"], log_path=out / "serve.log"
+    ) as server:
         click.echo(f"retrieval service ready at {server.url} (log: {out / 'serve.log'})")
         yield server.url
 
@@ -66,7 +70,9 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
     from sws.eval.report import collect, report_tables
 
     data = str(resources.files("sws") / "data" / "bamboogle_test.flashrag.jsonl")
-    click.echo(f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP")
+    click.echo(
+        f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP"
+    )
     result = run_eval(
         cfg,
         dataset="bamboogle",

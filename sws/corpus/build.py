@@ -1,12 +1,14 @@
 """The corpus build: plan the dump into shards, build the missing ones on Ray Data, write the manifest.
 
-Re-running on the same output directory resumes: shards whose stats file exists are skipped. A directory
-planned with other inputs or another config is refused rather than mixed.
+Re-running on the same output directory resumes: shards whose stats file exists and whose Parquet parts read
+as it records are skipped; a shard with a damaged part is built again and named in the log and the manifest.
+A directory planned with other inputs or another config is refused rather than mixed.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections import Counter
@@ -15,10 +17,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from sws.corpus.dump import DumpError, DumpUnit, plan_units
-from sws.corpus.shard import CorpusShardBuilder, stats_path, write_atomically
+from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path, write_atomically
 from sws.fetch.errors import FetchManifestError
 from sws.fetch.manifest import expected_digests
 from sws.manifest import describe_input, fingerprint, versions
+
+logger = logging.getLogger(__name__)
 
 
 class CorpusBuildError(RuntimeError):
@@ -141,17 +145,21 @@ def build_corpus(
             input, if any. Inputs whose size or checksum differs from what it recorded are refused.
 
     Raises:
-        CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, or an output
-            directory of another build.
+        CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, an output
+            directory of another build, or an output directory that cannot be created.
     """
     import ray
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # an existing file, a file on the way, no permission
+        raise CorpusBuildError(f"cannot create output directory {out_dir}: {exc.strerror}") from exc
     options = {"clean": dict(clean), "chunk": dict(chunk)}
     started = time.time()
     plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard, fetch_manifest)
     units = [DumpUnit(p, s, e) for p, s, e in plan["units"]]
+    rebuilt = _damaged_shards(out_dir, len(units))
     pending = [i for i in range(len(units)) if not stats_path(out_dir, i).is_file()]
     if pending:
         size = workers or max(1, min(len(pending), int(ray.cluster_resources().get("CPU", 1))))
@@ -177,7 +185,18 @@ def build_corpus(
             bar.set_postfix(articles=articles)
             bar.update()
         bar.close()
-    return _write_manifest(out_dir, plan, units, time.time() - started)
+    return _write_manifest(out_dir, plan, units, time.time() - started, rebuilt)
+
+
+def _damaged_shards(out_dir: Path, n_shards: int) -> dict[int, str]:
+    """Shards marked complete whose parts are damaged, with the reason; their stats files are removed."""
+    damaged = {}
+    for i in range(n_shards):
+        if stats_path(out_dir, i).is_file() and (reason := shard_damage(out_dir, i)):
+            logger.warning("shard %s is damaged and is built again: %s", shard_name(i), reason)
+            stats_path(out_dir, i).unlink()
+            damaged[i] = reason
+    return damaged
 
 
 class _ShardActor:
@@ -196,7 +215,9 @@ class _ShardActor:
         return pa.Table.from_pylist(out)
 
 
-def _write_manifest(out_dir: Path, plan: dict, units: list[DumpUnit], seconds: float) -> dict:
+def _write_manifest(
+    out_dir: Path, plan: dict, units: list[DumpUnit], seconds: float, rebuilt: dict[int, str]
+) -> dict:
     shard_stats = [json.loads(stats_path(out_dir, i).read_text()) for i in range(len(units))]
     counts: Counter = Counter()
     for stats in shard_stats:
@@ -224,11 +245,13 @@ def _write_manifest(out_dir: Path, plan: dict, units: list[DumpUnit], seconds: f
             "chunks_below_band": counts["chunks_below_band"],
             "chunks_above_band": counts["chunks_above_band"],
             "invalid_utf8_replacements": counts["invalid_utf8_replacements"],
+            "entity_errors": counts["entity_errors"],
             "input_bytes": counts["input_bytes"],
             "wikitext_chars": counts["wikitext_chars"],
         },
         "reconciled": accounted == counts["pages"],
         "input_errors": errors,
+        "rebuilt_shards": [{"shard": shard_name(i), "reason": r} for i, r in sorted(rebuilt.items())],
         "durations": {
             "wall_s": round(seconds, 3),
             "shard_s": round(sum(s["seconds"] for s in shard_stats), 3),

@@ -8,7 +8,6 @@ independent workers read in parallel.
 from __future__ import annotations
 
 import bz2
-import codecs
 import io
 import os
 from collections.abc import Iterable, Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from lxml import etree
 
 from sws.corpus.pages import Page, redirect_target
+from sws.corpus.xmlsource import Utf8Recoder, with_external_subset
 
 
 class DumpError(ValueError):
@@ -76,6 +76,8 @@ def plan_units(
         raise DumpError(f"streams_per_shard must be >= 1, got {streams_per_shard}")
     units: list[DumpUnit] = []
     for i, path in enumerate(paths):
+        if os.path.isdir(path):
+            raise DumpError(f"dump {path} is a directory, not a dump file")
         if not os.path.isfile(path):
             raise DumpError(f"dump file not found: {path}")
         if i >= len(index_paths) or not index_paths[i]:
@@ -116,7 +118,10 @@ class WikiDumpReader:
     """Streams the pages of one :class:`DumpUnit`.
 
     Reading never raises on bad input: a truncated or malformed dump stops the stream and leaves the reason in
-    :attr:`error`; invalid UTF-8 is replaced by U+FFFD and counted in :attr:`invalid_utf8`.
+    :attr:`error`; the dump's encoding is honoured (:mod:`sws.corpus.xmlsource`) and invalid sequences are
+    replaced by U+FFFD and counted in :attr:`invalid_utf8`. Entities are never expanded or loaded: a reference
+    other than XML's five and character references stays literal text (``&name;``), and the pages holding one
+    are counted in :attr:`entity_errors`.
 
     Args:
         unit: the file or byte range to read.
@@ -127,22 +132,34 @@ class WikiDumpReader:
         self.unit = unit
         self.block_size = block_size
         self.error: str | None = None
-        self.invalid_utf8 = 0
+        self._recoder = Utf8Recoder()
+        self.entity_errors = 0  # pages with an entity reference kept as literal text
         self.pages_started = 0  # <page> elements opened
         self.pages_malformed = 0  # closed but without a usable id or title
         self.bytes_read = 0
 
+    @property
+    def invalid_utf8(self) -> int:
+        """Invalid sequences (in the input's encoding; UTF-8 for Wikimedia's dumps) replaced by U+FFFD."""
+        return self._recoder.replacements
+
     def pages(self) -> Iterator[Page]:
         try:
-            source = io.BufferedReader(_ByteChunks(self._repaired(self._raw_chunks())), self.block_size)
+            utf8 = with_external_subset(self._recoder.recode(self._raw_chunks()))
             parser = etree.iterparse(
-                source, events=("start", "end"), tag="{*}page", huge_tree=True, resolve_entities=False
+                io.BufferedReader(_ByteChunks(utf8), self.block_size),
+                events=("start", "end"),
+                tag="{*}page",
+                encoding="utf-8",  # what the recoder wrote, whatever the XML declaration says
+                huge_tree=True,
+                resolve_entities=False,
             )
             for event, elem in parser:
                 if event == "start":
                     self.pages_started += 1
                     continue
                 page = _page_from_element(elem)
+                has_entity = next(elem.iter(etree.Entity), None) is not None
                 elem.clear()
                 parent = elem.getparent()
                 while parent is not None and elem.getprevious() is not None:
@@ -150,6 +167,7 @@ class WikiDumpReader:
                 if page is None:
                     self.pages_malformed += 1
                     continue
+                self.entity_errors += has_entity
                 yield page
         except etree.XMLSyntaxError as exc:
             self.error = f"malformed or truncated XML in {self.unit.label}: {exc.msg}"
@@ -191,24 +209,6 @@ class WikiDumpReader:
             if not decompressor.eof:
                 raise EOFError("compressed data ended inside a bz2 stream (truncated file?)")
 
-    def _repaired(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
-        """Re-encode the byte stream as valid UTF-8, replacing (and counting) invalid sequences."""
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
-        for chunk in chunks:
-            try:
-                text = decoder.decode(chunk)
-            except UnicodeDecodeError:
-                pending = decoder.getstate()[0]
-                decoder.reset()
-                data = pending + chunk
-                text = data.decode("utf-8", errors="replace")
-                self.invalid_utf8 += text.count("\ufffd") - data.decode("utf-8", "ignore").count("\ufffd")
-            yield text.encode("utf-8")
-        tail = decoder.getstate()[0]
-        if tail:
-            self.invalid_utf8 += 1
-            yield "\ufffd".encode()
-
 
 def _strip_dump_envelope(chunks: Iterator[bytes]) -> Iterator[bytes]:
     """Drop the ``<mediawiki><siteinfo>…`` header and the ``</mediawiki>`` trailer from a range's streams."""
@@ -228,15 +228,20 @@ def _strip_dump_envelope(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def _child_text(elem, name: str) -> str | None:
-    for child in elem:
-        if etree.QName(child).localname == name:
-            return child.text or ""
-    return None
+    """The text of the child ``name``, entity references spelled out as ``&name;`` and the text after a comment
+    kept; None without the child."""
+    child = _child(elem, name)
+    if child is None:
+        return None
+    parts = [child.text or ""]
+    for node in child:  # entity references, comments, processing instructions
+        parts += [node.text if node.tag is etree.Entity else "", node.tail or ""]
+    return "".join(parts)
 
 
 def _child(elem, name: str):
     for child in elem:
-        if etree.QName(child).localname == name:
+        if isinstance(child.tag, str) and etree.QName(child).localname == name:
             return child
     return None
 

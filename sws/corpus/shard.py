@@ -25,6 +25,7 @@ from sws.corpus.wikitext import WikitextConverter
 
 logger = logging.getLogger(__name__)
 TABLES = {"chunks": schema.CHUNKS, "docs": schema.DOCS, "redirects": schema.REDIRECTS}
+ROW_COUNTS = {"chunks": "chunks", "docs": "articles", "redirects": "redirects"}  # table -> its stats count
 
 
 def shard_name(index: int) -> str:
@@ -33,6 +34,31 @@ def shard_name(index: int) -> str:
 
 def stats_path(out_dir: str | Path, index: int) -> Path:
     return Path(out_dir) / "_stats" / f"{shard_name(index)}.json"
+
+
+def part_path(out_dir: str | Path, table: str, index: int) -> Path:
+    return Path(out_dir) / table / f"{shard_name(index)}.parquet"
+
+
+def shard_damage(out_dir: str | Path, index: int) -> str | None:
+    """Why a shard that has its stats file cannot be kept, or None when every part reads as its stats say.
+
+    A part must have a readable Parquet footer and as many rows as the stats record; the data pages are not
+    read, so this is cheap enough to run on every resume.
+    """
+    try:
+        counts = json.loads(stats_path(out_dir, index).read_text())["counts"]
+    except (OSError, ValueError, KeyError) as exc:
+        return f"its stats file is unreadable ({exc})"
+    for table, key in ROW_COUNTS.items():
+        path = part_path(out_dir, table, index)
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            return f"{table}/{path.name} is unreadable ({exc})"
+        if rows != counts.get(key, 0):
+            return f"{table}/{path.name} has {rows} rows, its stats record {counts.get(key, 0)}"
+    return None
 
 
 def write_atomically(path: Path, write) -> None:
@@ -96,11 +122,14 @@ class CorpusShardBuilder:
         counts["skipped_malformed_page"] += reader.pages_malformed
         counts["skipped_truncated_page"] += incomplete
         counts["invalid_utf8_replacements"] += reader.invalid_utf8
+        counts["entity_errors"] += reader.entity_errors
         counts["input_bytes"] += reader.bytes_read
         for name, table_schema in TABLES.items():
             table = pa.Table.from_pylist(rows[name], schema=table_schema)
-            path = self.out_dir / name / f"{shard_name(index)}.parquet"
-            write_atomically(path, lambda tmp, table=table: pq.write_table(table, tmp, compression="zstd"))
+            write_atomically(
+                part_path(self.out_dir, name, index),
+                lambda tmp, table=table: pq.write_table(table, tmp, compression="zstd"),
+            )
         stats = {
             "shard": index,
             "unit": unit.label,

@@ -106,6 +106,39 @@ def test_resume_rebuilds_only_missing_shards(tmp_path):
         _build([dump], out, index_paths=[index], **{"chunk.target_tokens": 512})
 
 
+def test_resume_rebuilds_shards_with_damaged_parts(tmp_path):
+    dump, index, _ = pack_multistream(SAMPLE, tmp_path / "s-multistream.xml.bz2", pages_per_stream=50)
+    out = tmp_path / "corpus"
+    first = _build([dump], out, index_paths=[index])
+    undisturbed = {p.relative_to(out): p.read_bytes() for p in out.glob("*/part-*.parquet")}
+    truncated = out / "chunks" / "part-00001.parquet"
+    truncated.write_bytes(truncated.read_bytes()[:-100])  # the footer is gone
+    short = out / "docs" / "part-00002.parquet"
+    pq.write_table(pq.read_table(short).slice(1), short)  # readable, one row fewer than its stats record
+    second = _build([dump], out, index_paths=[index])
+    rebuilt = {r["shard"]: r["reason"] for r in second["rebuilt_shards"]}
+    assert list(rebuilt) == ["part-00001", "part-00002"]
+    assert "chunks/part-00001.parquet is unreadable" in rebuilt["part-00001"]
+    assert "docs/part-00002.parquet has" in rebuilt["part-00002"]
+    assert second["complete"] and second["counts"] == first["counts"]
+    assert {p.relative_to(out): p.read_bytes() for p in out.glob("*/part-*.parquet")} == undisturbed
+    assert _build([dump], out, index_paths=[index])["rebuilt_shards"] == []
+
+
+def test_entities_kept_and_counted_and_utf16_read_in_a_build(tmp_path):
+    entity = tmp_path / "entity.xml"
+    entity.write_text(
+        dump_xml([page_xml(1, "Secret", "Before the secret. XXE After it.")]).replace("XXE", "&xxe;")
+    )
+    utf16 = tmp_path / "utf16.xml"
+    utf16.write_bytes(dump_xml([page_xml(2, "Zürich", "Grüße aus Zürich.")]).encode("utf-16"))
+    manifest = _build([entity, utf16], tmp_path / "out")
+    assert manifest["complete"] and manifest["input_errors"] == []
+    assert (manifest["counts"]["articles"], manifest["counts"]["entity_errors"]) == (2, 1)
+    docs = {d["title"]: d["markdown"] for d in pq.read_table(tmp_path / "out" / "docs").to_pylist()}
+    assert "Before the secret. &xxe; After it." in docs["Secret"] and "Grüße aus Zürich." in docs["Zürich"]
+
+
 def test_cli_on_embedded_default(tmp_path):
     result = CliRunner().invoke(cli, ["build", "corpus", "--out", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
@@ -135,6 +168,12 @@ def test_cli_bad_inputs_exit_non_zero_with_a_reason(tmp_path):
 
     result = runner.invoke(cli, ["build", "corpus", "--out", str(tmp_path / "d"), "chunk.nope=1"])
     assert result.exit_code == 2 and "invalid config" in result.output
+
+    result = runner.invoke(cli, ["build", "corpus", f"corpus.out={empty}"])  # a file as the configured output
+    assert (
+        result.exit_code == 1
+        and f"Error: cannot create output directory {empty}: File exists" in result.output
+    )
 
 
 def test_disambiguation_drop_and_skip_reasons(tmp_path):

@@ -1,6 +1,7 @@
 """Dump reading: every sample format, multistream ranges, and bad input ending as a recorded error."""
 
 import bz2
+import codecs
 import random
 from collections import Counter
 
@@ -76,8 +77,8 @@ def _write(tmp_path, name, data: bytes):
     return str(path)
 
 
-def _read(path):
-    reader = WikiDumpReader(DumpUnit(path))
+def _read(path, block_size=1 << 20):
+    reader = WikiDumpReader(DumpUnit(path), block_size)
     return reader, list(reader.pages())
 
 
@@ -101,12 +102,93 @@ def test_dump_cut_inside_a_page(tmp_path):
     assert reader.pages_started == 2 and reader.error.startswith("malformed or truncated XML")
 
 
-def test_invalid_utf8_is_replaced_and_counted(tmp_path):
-    xml = dump_xml([page_xml(1, "Bytes", "good text BAD more text")]).encode()
+@pytest.mark.parametrize("block_size", [1 << 20, 5, 1])
+def test_invalid_utf8_is_replaced_and_counted(tmp_path, block_size):
+    xml = dump_xml([page_xml(1, "Bytes", "good text BAD more text, déjà vu")]).encode()
     xml = xml.replace(b"BAD", b"\xff\xfe\xc3")
-    reader, pages = _read(_write(tmp_path, "bad.xml", xml))
+    reader, pages = _read(_write(tmp_path, "bad.xml", xml), block_size)
     assert reader.error is None and reader.invalid_utf8 == 3
-    assert pages[0].text == "good text \ufffd\ufffd\ufffd more text"
+    assert pages[0].text == "good text \ufffd\ufffd\ufffd more text, déjà vu"
+
+
+@pytest.mark.parametrize("pad", ["", " "])
+def test_invalid_byte_before_a_character_cut_between_reads(tmp_path, pad):
+    xml = dump_xml([page_xml(1, "Bytes", f"{pad}BAD")]).encode().replace(b"BAD", b"\xff\xc3\xa9")
+    reader, pages = _read(_write(tmp_path, "bad.xml", xml), block_size=2)  # one pad puts \xff\xc3 in one read
+    assert reader.invalid_utf8 == 1 and pages[0].text == f"{pad}\ufffdé"
+
+
+PAGES = [page_xml(1, "Zürich", "Grüße aus Zürich — 東京 😀 & <b>"), page_xml(2, "Bern", "Bern")]
+DECLARATION = '<?xml version="1.0" encoding="{}"?>\n'
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("utf-16 with a byte order mark", dump_xml(PAGES).encode("utf-16")),
+        ("utf-16 declared", (DECLARATION.format("UTF-16") + dump_xml(PAGES)).encode("utf-16")),
+        (
+            "utf-16be declared",
+            codecs.BOM_UTF16_BE + (DECLARATION.format("utf-16") + dump_xml(PAGES)).encode("utf-16-be"),
+        ),
+        (
+            "utf-8 with a byte order mark",
+            codecs.BOM_UTF8 + (DECLARATION.format("UTF-8") + dump_xml(PAGES)).encode(),
+        ),
+        (
+            "latin-1 declared",
+            (DECLARATION.format("ISO-8859-1") + dump_xml(PAGES)).encode("latin-1", "xmlcharrefreplace"),
+        ),
+    ],
+)
+@pytest.mark.parametrize("block_size", [1 << 20, 7])
+def test_encodings_follow_the_byte_order_mark_or_declaration(tmp_path, name, data, block_size):
+    _, utf8 = _read(_write(tmp_path, "utf8.xml", dump_xml(PAGES).encode()))
+    reader, pages = _read(_write(tmp_path, "dump.xml", data), block_size)
+    assert reader.error is None and reader.invalid_utf8 == 0
+    assert [(p.title, p.text) for p in pages] == [(p.title, p.text) for p in utf8]
+    assert pages[0].text == "Grüße aus Zürich — 東京 😀 & <b>"
+    reader, pages = _read(_write(tmp_path, "dump.xml.bz2", bz2.compress(data)))
+    assert [(p.title, p.text) for p in pages] == [(p.title, p.text) for p in utf8]
+
+
+def test_text_after_an_xml_comment_is_kept(tmp_path):
+    xml = dump_xml([page_xml(1, "Notes", "before NOTE after")]).replace("NOTE", "<!-- a note --><?pi x?>")
+    reader, pages = _read(_write(tmp_path, "comment.xml", xml.encode()))
+    assert reader.error is None and pages[0].text == "before  after"
+
+
+def test_unknown_declared_encoding_is_an_input_error(tmp_path):
+    reader, pages = _read(
+        _write(tmp_path, "d.xml", (DECLARATION.format("x-nope") + dump_xml(PAGES)).encode())
+    )
+    assert pages == [] and "unknown encoding 'x-nope'" in reader.error
+
+
+def test_entities_are_kept_literally_never_resolved_and_counted(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    xml = dump_xml(
+        [
+            page_xml(1, "A", "first"),
+            page_xml(2, "XXE", "Before the secret. XXE After."),
+            page_xml(3, "C", "c"),
+        ]
+    )
+    xml = xml.replace("XXE", "&xxe;")
+    external = f'<!DOCTYPE mediawiki [<!ENTITY xxe SYSTEM "{secret.as_uri()}">]>\n'
+    for name, data in [("undeclared.xml", xml), ("external.xml", external + xml)]:
+        reader, pages = _read(_write(tmp_path, name, data.encode()))
+        assert reader.error is None and reader.entity_errors == 1
+        assert [(p.title, p.text) for p in pages] == [
+            ("A", "first"),
+            ("&xxe;", "Before the secret. &xxe; After."),
+            ("C", "c"),
+        ]
+    laughs = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+    bomb = f'<!DOCTYPE mediawiki [<!ENTITY l0 "lol">{laughs}]>\n' + xml.replace("&xxe;", "&l9;")
+    reader, pages = _read(_write(tmp_path, "laughs.xml", bomb.encode()))
+    assert [p.title for p in pages] == ["A"] and "amplification" in reader.error  # refused, not expanded
 
 
 def test_empty_and_malformed_inputs(tmp_path):
@@ -122,6 +204,8 @@ def test_empty_and_malformed_inputs(tmp_path):
 def test_missing_file_and_bad_index(tmp_path):
     with pytest.raises(DumpError, match="not found"):
         plan_units([str(tmp_path / "missing.xml")])
+    with pytest.raises(DumpError, match="is a directory"):
+        plan_units([str(tmp_path)])
     dump = _write(tmp_path, "d.xml.bz2", bz2.compress(dump_xml([]).encode()))
     index = _write(tmp_path, "i.txt.bz2", bz2.compress(b"not an index\n"))
     with pytest.raises(DumpError, match="offset:page_id:title"):
