@@ -12,9 +12,10 @@ import httpx
 import pytest
 
 from serve.loadgen import load
-from sws.env import tool_schemas
+from sws.env import WikiTools, tool_schemas
 from sws.transport import HttpTools, RetryPolicy
 from tests.serve.cases import tool_cases
+from tests.serve.conformance import check, conformance_rows, send
 from tests.serve.conftest import TOKEN, run_driver
 
 pytestmark = pytest.mark.ray
@@ -59,7 +60,16 @@ def test_structured_endpoints(http, engine, local_tools):
     data = http.post("/open_url", json={"url": f"/wiki/{page}#chunk-3"}, headers=AUTH).json()
     assert (data["title"], data["chunk"], data["n_chunks"]) == ("Emmanuel Olisadebe", 3, 3)
     missing = http.post("/open_url", json={"url": "/wiki/999999999999"}, headers=AUTH)
-    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert missing.status_code == 200 and missing.json()["outcome"] == "not_found"
+
+
+def test_conformance_rows_over_serve(http, engine):
+    """A slice of the reference-conformance table (``conformance.py``) through HAProxy and the replicas."""
+    rows = conformance_rows(engine.resolve_page("Emmanuel Olisadebe"))
+    for row in rows[::3]:
+        check(row, send(http, row, AUTH), lambda **options: WikiTools(engine, **options))
+    seeded = [http.get("/random", params={"seed": 5}, headers=AUTH).json() for _ in range(4)]
+    assert all(data == seeded[0] for data in seeded)  # the same draw on either replica
 
 
 def test_tools_health_info(http, serve_index, server):
