@@ -1,7 +1,7 @@
 """Request bodies of ``/search``, ``/open_url`` and ``/random``, validated as the reference server does.
 
-The reference (CONTRACT §1.3, §2.1, §2.6, §9.3) declares its bodies as pydantic models, and FastAPI answers
-422 for any body they reject; so do these, with the same fields, defaults, bounds and lax coercions
+The reference (CONTRACT §1.3, §2.1, §2.6, §9.3) declares its bodies as pydantic models, and FastAPI
+answers 422 for any body they reject; so do these, with the same fields, defaults, bounds and lax coercions
 (``"5"`` is a valid ``top_k``, ``"yes"`` a valid ``only_title``; ``5.5``, a number as ``url``, an alias
 such as ``"kw"`` as ``method`` are not). Unknown keys are ignored, as there. The tool layer's own policy
 (``top_k`` clamp, query length, empty query) applies after this.

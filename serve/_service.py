@@ -49,22 +49,18 @@ class ServiceError(Exception):
     observation, as the reference server answers them.
 
     Args:
-        status: HTTP status (400 bad request, 422 a body that does not fit the endpoint's request model,
-            503 backend unavailable, 504 timeout).
+        status: HTTP status (400 bad request, 415 not JSON, 422 a body that does not fit the endpoint's
+            request model).
         code: a stable machine-readable code, e.g. ``invalid_argument``.
         message: for humans (and models).
-        content: the contract observation for this outcome, when there is one.
     """
 
-    def __init__(self, status: int, code: str, message: str, content: str | None = None):
+    def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
-        self.status, self.code, self.message, self.content = status, code, message, content
+        self.status, self.code, self.message = status, code, message
 
     def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"error": {"status": self.status, "code": self.code, "message": self.message}}
-        if self.content is not None:
-            body["content"] = self.content
-        return body
+        return {"error": {"status": self.status, "code": self.code, "message": self.message}}
 
 
 def _hit_record(rank: int, hit: Hit, link_mode: str) -> dict[str, Any]:

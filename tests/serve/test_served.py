@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import httpx
 import pytest
@@ -186,6 +187,7 @@ def agent_task(cases):
         "call_tool": [tools.call_tool(name, arguments or "{}") for name, arguments in cases],
         "search": handle.search.remote({"query": "bridge in Pasadena", "top_k": 2}).result(),
         "tools": handle.tools.remote().result(),
+        "random": handle.random.remote("page", 5).result(),
         "info": handle.info.remote().result()["index"]["fingerprint"],
     }
 
@@ -200,6 +202,8 @@ def test_handle_api_from_a_ray_task(server, engine, local_tools, serve_index):
     arguments = json.dumps({"query": "bridge in Pasadena", "top_k": 2})
     assert out["search"]["content"] == local_tools.call_tool("search", arguments)
     assert out["tools"] == tool_schemas()
+    assert out["random"]["content"] == local_tools.open_url(out["random"]["url"])
+    assert out["random"]["page_id"] == engine.random_page(random.Random(5))  # the seed decides, anywhere
     assert out["info"] == json.loads((serve_index / "manifest.json").read_text())["fingerprint"]
 
 
