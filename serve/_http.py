@@ -2,16 +2,19 @@
 
     POST /call       {"name": "search", "arguments": "{\\"query\\": ...}"}  -> {"content": observation}
     POST /search     the search tool's arguments  -> {"content", "hits": [...], "query", "top_k", ...}
-    POST /open_url   {"url": ...}                 -> {"content", "page_id", "title", "chunk", "n_chunks"}
+    POST /open_url   {"url": ...}                 -> {"content", "outcome", "page_id", "title", "chunk", ...}
+    GET|POST /random {"mode": "chunk"|"page", "seed"} (GET: query parameters) -> like /open_url
     GET  /tools      the three OpenAI tool schemas
     GET  /health     liveness (never needs the token)
     GET  /info       index fingerprints and counts, versions, settings
     /mcp             MCP streamable HTTP (tools ``search`` and ``open_url``)
 
 ``/call`` answers like an in-process ``call_tool``: the model's mistakes are 200 with the error observation.
-``/search`` and ``/open_url`` are for programs: bad arguments are 400, an unknown page 404, each with the
-observation in ``content``. Every error is JSON ``{"error": {"status", "code", "message"}}``: malformed JSON
-400, wrong content type 415, body over the bound 413, missing or wrong token 401, unknown path 404, wrong
+``/search``, ``/open_url`` and ``/random`` answer as the reference server does (its clients work unchanged,
+CONTRACT §9.3): every tool outcome, "no such page" and "invalid URL" included, is 200 with the observation
+in ``content``; a body its request models reject is 422 (malformed JSON too), an empty or over-long query
+400. Every error is JSON ``{"error": {"status", "code", "message"}}``: malformed JSON 400 on ``/call``,
+wrong content type 415, body over the bound 413, missing or wrong token 401, unknown path 404, wrong
 method 405, backend unavailable 503 (with ``Retry-After``), timeout 504.
 """
 
@@ -138,15 +141,20 @@ class RequestGuard:
         )
 
 
-async def _json_object(request: Request) -> dict[str, Any]:
+async def _json_body(request: Request, invalid_status: int = 422) -> Any:
+    """The decoded JSON body; not JSON is ``invalid_status`` (422 as FastAPI answers it, 400 on ``/call``)."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/json" and not media.endswith("+json"):
         raise ServiceError(415, "unsupported_media_type", f"expected application/json, got {media or 'none'}")
     body = await request.body()
     try:
-        data = json.loads(body)
+        return json.loads(body)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too deep
-        raise ServiceError(400, "invalid_json", f"request body is not valid JSON: {exc}") from exc
+        raise ServiceError(invalid_status, "invalid_json", f"request body is not valid JSON: {exc}") from exc
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    data = await _json_body(request, 400)
     if not isinstance(data, dict):
         raise ServiceError(400, "invalid_json", "request body must be a JSON object")
     return data
@@ -190,10 +198,14 @@ def make_http_app(
         return json_response({"content": await service.acall(name, arguments)})
 
     async def search(request: Request) -> Response:
-        return json_response(await service.asearch(await _json_object(request)))
+        return json_response(await service.asearch(await _json_body(request)))
 
     async def open_url(request: Request) -> Response:
-        return json_response(await service.aopen_url(await _json_object(request)))
+        return json_response(await service.aopen_url(await _json_body(request)))
+
+    async def random(request: Request) -> Response:
+        arguments = dict(request.query_params) if request.method == "GET" else await _json_body(request)
+        return json_response(await service.arandom(arguments))
 
     async def tools(request: Request) -> Response:
         return json_response({"tools": service.schemas})
@@ -225,6 +237,7 @@ def make_http_app(
         Route("/call", call, methods=["POST"]),
         Route("/search", search, methods=["POST"]),
         Route("/open_url", open_url, methods=["POST"]),
+        Route("/random", random, methods=["GET", "POST"]),
         Route("/tools", tools, methods=["GET"]),
         Route("/health", healthz, methods=["GET"]),
         Route("/info", info, methods=["GET"]),

@@ -15,18 +15,14 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from sws.env import (
-    INVALID_URL_MESSAGE,
-    SearchArgs,
-    WikiTools,
-    chunk_url,
-    parse_arguments,
-    parse_wiki_url,
-)
+from serve._requests import OpenUrlRequest, RandomRequest, RequestError, SearchRequest, validated
+from sws.env import NO_RESULTS, SearchArgs, chunk_url, parse_arguments
+from sws.env.urls import WIKI_BASE_URL
 from sws.index.embedders.base import format_query
 from sws.search.types import Hit
 from sws.transport.calls import BackendFailure, call_tool, guarded_tools
@@ -49,30 +45,30 @@ class Limits:
 class ServiceError(Exception):
     """A request the service answers with a non-200 status and a JSON error body.
 
+    Tool-level outcomes (no such page or chunk, an invalid URL, no results) are not errors: 200 with the
+    observation, as the reference server answers them.
+
     Args:
-        status: HTTP status (400 bad request, 404 no such document, 503 backend unavailable, 504 timeout).
+        status: HTTP status (400 bad request, 415 not JSON, 422 a body that does not fit the endpoint's
+            request model).
         code: a stable machine-readable code, e.g. ``invalid_argument``.
         message: for humans (and models).
-        content: the contract observation for this outcome, when there is one.
     """
 
-    def __init__(self, status: int, code: str, message: str, content: str | None = None):
+    def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
-        self.status, self.code, self.message, self.content = status, code, message, content
+        self.status, self.code, self.message = status, code, message
 
     def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"error": {"status": self.status, "code": self.code, "message": self.message}}
-        if self.content is not None:
-            body["content"] = self.content
-        return body
+        return {"error": {"status": self.status, "code": self.code, "message": self.message}}
 
 
-def _hit_record(rank: int, hit: Hit, tools: WikiTools) -> dict[str, Any]:
+def _hit_record(rank: int, hit: Hit, link_mode: str) -> dict[str, Any]:
     chunk = hit.chunk
     return {
         "rank": rank,
         "title": chunk.title,
-        "url": chunk_url(chunk.page_id, chunk.chunk_index, chunk.title, tools.link_mode),
+        "url": chunk_url(chunk.page_id, chunk.chunk_index, chunk.title, link_mode),
         "page_id": chunk.page_id,
         "chunk_id": chunk.chunk_id,
         "chunk_index": chunk.chunk_index,
@@ -136,42 +132,64 @@ class RetrievalService:
         raises ``BackendFailure``."""
         return call_tool(self.tools, name, arguments_json)
 
-    def search(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The ``search`` observation plus the hits as records, for programs."""
+    def search(self, arguments: Any) -> dict[str, Any]:
+        """The ``search`` observation plus the hits as records, for programs (``POST /search``).
+
+        Raises:
+            ServiceError: 422 for a body the reference's request model rejects, 400 for an empty or
+                over-long query.
+        """
+        request = _request(SearchRequest, arguments)
         try:
-            args = self._parse_search(arguments)
-        except (ValueError, TypeError) as exc:
+            args = self._parse_search(request.model_dump(include={"query", "top_k", "only_title", "method"}))
+        except ValueError as exc:
             raise ServiceError(400, "invalid_argument", str(exc)) from exc
         hits = self.tools.search_hits(args)
+        overrides = request.overrides()
+        link_mode = overrides["link_mode"] or self.tools.link_mode
         return {
-            "content": self.tools.render_search(args, hits),
+            "content": self.tools.render_search(args, hits, **overrides),
             "query": args.query,
             "top_k": args.top_k,
             "method": args.method,
             "only_title": args.only_title,
-            "hits": [_hit_record(i, hit, self.tools) for i, hit in enumerate(hits, 1)],
+            "hits": [_hit_record(i, hit, link_mode) for i, hit in enumerate(hits, 1)],
         }
 
-    def open_url(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The ``open_url`` observation plus the resolved page; 400 for an invalid URL, 404 if not found."""
-        url = arguments.get("url")
-        if not isinstance(url, str):
-            raise ServiceError(400, "invalid_argument", "'url' must be a string")
-        content = self.tools.open_url(url)
-        target = parse_wiki_url(url)
-        if target is None:
-            raise ServiceError(400, "invalid_url", INVALID_URL_MESSAGE, content)
-        page_id = self.tools.backend.resolve_page(target.identifier)
-        chunks = self.tools.backend.page_chunks(page_id) if page_id is not None else []
-        if not chunks or (target.chunk is not None and target.chunk > len(chunks)):
-            raise ServiceError(404, "not_found", content, content)
+    def open_url(self, arguments: Any) -> dict[str, Any]:
+        """The ``open_url`` observation plus what it showed (``POST /open_url``); every outcome of the
+        tool (found, an invalid URL, no such page or chunk) is an answer, as in the reference.
+
+        Raises:
+            ServiceError: 422 when ``url`` is missing or not a string.
+        """
+        return self._opened(_request(OpenUrlRequest, arguments).url)
+
+    def random(self, arguments: Any) -> dict[str, Any]:
+        """A random chunk view or article view (``/random``, CONTRACT §2.6): the page drawn uniformly, the
+        chunk uniformly within it; the same ``seed``, the same answer; no seed, a fresh draw."""
+        request = _request(RandomRequest, arguments)
+        rng = random.Random(request.seed)
+        page_id = self.tools.backend.random_page(rng)
+        n_chunks = len(self.tools.backend.page_chunks(page_id)) if page_id is not None else 0
+        if not n_chunks:
+            return {"content": NO_RESULTS, "mode": request.mode, "seed": request.seed, "url": None}
+        if request.mode == "chunk":
+            url = chunk_url(page_id, rng.randrange(n_chunks))
+        else:
+            url = f"{WIKI_BASE_URL}{page_id}"
+        return {**self._opened(url), "mode": request.mode, "seed": request.seed}
+
+    def _opened(self, url: str) -> dict[str, Any]:
+        opened = self.tools.open(url)
         return {
-            "content": content,
+            "content": opened.content,
+            "outcome": opened.outcome,
             "url": url,
-            "page_id": page_id,
-            "title": chunks[0].title,
-            "chunk": target.chunk,
-            "n_chunks": len(chunks),
+            "page_id": opened.page_id,
+            "title": opened.chunks[0].title if opened.chunks else None,
+            "chunk": opened.target.chunk if opened.target else None,
+            "n_chunks": len(opened.chunks),
         }
 
     def info(self) -> dict[str, Any]:
@@ -183,19 +201,23 @@ class RetrievalService:
         """:meth:`call` for the event loop."""
         return await self._dispatch(self._search_query(name, arguments_json), self.call, name, arguments_json)
 
-    async def asearch(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def asearch(self, arguments: Any) -> dict[str, Any]:
         """:meth:`search` for the event loop."""
         return await self._dispatch(self._search_query("search", arguments), self.search, arguments)
 
-    async def aopen_url(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def aopen_url(self, arguments: Any) -> dict[str, Any]:
         """:meth:`open_url` for the event loop."""
         return await self._dispatch(None, self.open_url, arguments)
+
+    async def arandom(self, arguments: Any) -> dict[str, Any]:
+        """:meth:`random` for the event loop."""
+        return await self._dispatch(None, self.random, arguments)
 
     async def _dispatch(self, query: str | None, method: Any, *args: Any) -> Any:
         """Run ``method(*args)``: inline, after prefetching ``query``'s embedding, or on the pool.
 
         Raises:
-            ServiceError: the request is wrong (400/404).
+            ServiceError: the request is wrong (400/422).
             BackendFailure: the index or embedder failed (HTTP 503; handle callers retry).
             TimeoutError: the embedding or pooled call ran out of time (HTTP 504).
         """
@@ -242,6 +264,13 @@ class RetrievalService:
 
     def _parse_search(self, arguments: dict[str, Any]) -> SearchArgs:
         return SearchArgs.parse(arguments, self.tools.max_top_k, self.tools.max_query_chars)
+
+
+def _request(model: Any, arguments: Any) -> Any:
+    try:
+        return validated(model, arguments)
+    except RequestError as exc:
+        raise ServiceError(422, "invalid_request", str(exc)) from exc
 
 
 def versions() -> dict[str, str]:

@@ -12,7 +12,8 @@ embedding from ``QueryEmbedder`` through a handle: each replica sends its concur
 (:class:`RequestCoalescer`) and ``@serve.batch`` merges the calls of all replicas into forward passes.
 
 Other Ray jobs call ``serve.get_app_handle(name).call_tool.remote(tool, arguments_json)`` (or use
-``sws.transport.HandleTools``); ``search``, ``open_url``, ``tools`` and ``info`` are also handle methods.
+``sws.transport.HandleTools``); ``search``, ``open_url``, ``random``, ``tools`` and ``info`` are also handle
+methods.
 """
 
 from __future__ import annotations
@@ -306,8 +307,12 @@ class RetrievalIngress:
         return await self.service.asearch(arguments)
 
     async def open_url(self, url: str) -> dict[str, Any]:
-        """Structured open (``POST /open_url``); raises ``ServiceError`` for an invalid URL or no page."""
+        """Structured open (``POST /open_url``): every outcome of the tool, ``outcome`` says which."""
         return await self.service.aopen_url({"url": url})
+
+    async def random(self, mode: str = "chunk", seed: int | None = None) -> dict[str, Any]:
+        """A random chunk or article (``/random``); the same seed gives the same one."""
+        return await self.service.arandom({"mode": mode, "seed": seed})
 
     async def tools(self) -> list[dict[str, Any]]:
         return self.service.schemas

@@ -48,8 +48,8 @@ def _serve_package():
 def serve(
     index_dir, host, port, replicas, ingress, no_batching, no_mcp, ray_address, num_cpus, profile, overrides
 ):
-    """Serve the tools over HTTP (POST /call, /search, /open_url; GET /tools, /health, /info), MCP (/mcp)
-    and a Ray Serve deployment handle, until Ctrl-C.
+    """Serve the tools over HTTP (POST /call, /search, /open_url, /random; GET /tools, /health, /info),
+    MCP (/mcp) and a Ray Serve deployment handle, until Ctrl-C.
 
     Set SWS_SERVE_TOKEN to require `Authorization: Bearer <token>` (all but /health). Prints one JSON line
     {"event": "ready", "url": ..., "ray_address": ...} on stdout when it answers.

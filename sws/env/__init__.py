@@ -19,6 +19,10 @@ service; it never raises. Everything the model or the score sees follows CONTRAC
 - The full-article view accepts an optional cap (``article_max_chars``), off by default (parity).
 - The search description has a config option for the paper's "ranked hits" wording; the default is the
   repository's "markdown hits".
+- The served ``/search``, ``/open_url`` and ``/random`` answer as the reference server (tool outcomes 200,
+  its request models' rejections 422), except that a query over ``max_query_chars`` is 400, ``top_k`` is
+  clamped, bodies over the bound are 413, a non-JSON content type 415, error bodies are sws's JSON and
+  ``/random`` also answers GET (serve/README.md).
 
 Page resolution (page id, exact title, redirect, case-insensitive title, then best BM25 title) belongs to the
 backend: ``resolve_page`` receives the URL identifier percent-decoded and stripped, underscores as they are.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from sws.env.arguments import (
@@ -11,11 +12,12 @@ from sws.env.arguments import (
     SearchArgs,
     parse_arguments,
     required_url,
+    valid_text,
 )
 from sws.env.hits import SNIPPET_CHARS, render_hits
 from sws.env.observations import error_observation, submit_observation
 from sws.env.schemas import tool_schemas
-from sws.env.urls import INVALID_URL_MESSAGE, LINK_MODES, parse_wiki_url
+from sws.env.urls import INVALID_URL_MESSAGE, LINK_MODES, WikiUrl, parse_wiki_url
 from sws.env.views import (
     chunk_not_found,
     missing_document,
@@ -23,7 +25,22 @@ from sws.env.views import (
     render_article_view,
     render_chunk_view,
 )
-from sws.search.types import Hit, SearchBackend
+from sws.search.types import Chunk, Hit, SearchBackend
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedUrl:
+    """An ``open_url`` outcome: the observation and what it showed.
+
+    ``outcome`` is ``"found"``, ``"invalid_url"``, ``"not_found"`` (no such page) or ``"chunk_not_found"``;
+    ``chunks`` are the page's chunks when it exists.
+    """
+
+    content: str
+    outcome: str
+    target: WikiUrl | None = None
+    page_id: int | None = None
+    chunks: list[Chunk] = field(default_factory=list)
 
 
 class WikiTools:
@@ -101,21 +118,30 @@ class WikiTools:
 
     def open_url(self, url: str) -> str:
         """The ``open_url`` observation: a chunk view, an article view or one of the contract's errors."""
-        target = parse_wiki_url(url)
+        return self.open(url).content
+
+    def open(self, url: str) -> OpenedUrl:
+        """:meth:`open_url` with its outcome (for structured answers); lone surrogates become U+FFFD."""
+        target = parse_wiki_url(valid_text(url))
         if target is None:
-            return INVALID_URL_MESSAGE
+            return OpenedUrl(INVALID_URL_MESSAGE, "invalid_url")
         page_id = self.backend.resolve_page(target.identifier)
         if page_id is None:
-            return no_document(target.identifier)
+            return OpenedUrl(no_document(target.identifier), "not_found", target)
         chunks = self.backend.page_chunks(page_id)
         if not chunks:
-            return missing_document(page_id)
+            return OpenedUrl(missing_document(page_id), "not_found", target, page_id)
+        title = chunks[0].title
         if target.chunk is None:
             texts = [chunk.text for chunk in chunks]
-            return render_article_view(chunks[0].title, page_id, texts, self.article_max_chars)
-        if target.chunk > len(chunks):
-            return chunk_not_found(target.identifier, target.chunk)
-        return render_chunk_view(chunks[0].title, target.chunk, len(chunks), chunks[target.chunk - 1].text)
+            content = render_article_view(title, page_id, texts, self.article_max_chars)
+        elif target.chunk > len(chunks):
+            return OpenedUrl(
+                chunk_not_found(target.identifier, target.chunk), "chunk_not_found", target, page_id, chunks
+            )
+        else:
+            content = render_chunk_view(title, target.chunk, len(chunks), chunks[target.chunk - 1].text)
+        return OpenedUrl(content, "found", target, page_id, chunks)
 
     def search_hits(self, args: SearchArgs) -> list[Hit]:
         """The hits behind a ``search`` observation, at most ``args.top_k`` (for structured answers)."""
@@ -125,13 +151,22 @@ class WikiTools:
             hits = self.backend.search(args.query, args.top_k, args.method)
         return hits[: args.top_k]
 
-    def render_search(self, args: SearchArgs, hits: list[Hit]) -> str:
-        """The ``search`` observation of ``hits`` (from :meth:`search_hits`)."""
+    def render_search(
+        self,
+        args: SearchArgs,
+        hits: list[Hit],
+        *,
+        snippet_chars: int | None = None,
+        link_mode: str | None = None,
+    ) -> str:
+        """The ``search`` observation of ``hits`` (from :meth:`search_hits`); ``snippet_chars`` and
+        ``link_mode`` override the configured ones for this call (the reference server's
+        ``max_chars_per_result`` and ``link_mode``)."""
         return render_hits(
             hits,
             title_snippets=args.only_title,
-            snippet_chars=self.snippet_chars,
-            link_mode=self.link_mode,
+            snippet_chars=snippet_chars or self.snippet_chars,
+            link_mode=link_mode or self.link_mode,
         )
 
     def _search(self, args: SearchArgs) -> str:

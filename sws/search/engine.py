@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:  # sws.index imports sws.search.types: import it lazily to avo
 FETCH = 3  # candidate pools are FETCH * top_k (CONTRACT §1.4, §1.7, §1.8)
 METHODS = ("rrf", "keywords", "vector")
 MAX_REDIRECT_HOPS = 3
+RANDOM_PAGE_DRAWS = 200  # the reference's retry budget for a random page (CONTRACT §2.6)
 
 
 def best_chunk_per_page(hits: list[KeywordHit], limit: int) -> list[KeywordHit]:
@@ -88,6 +90,19 @@ class SearchEngine:
 
     def page_chunks(self, page_id: int) -> list[Chunk]:
         return self._keyword.page_chunks(page_id)
+
+    def random_page(self, rng: random.Random) -> int | None:
+        """A page drawn uniformly by ``rng`` (the same seed, the same page), None for an empty index.
+
+        A chunk drawn uniformly keeps its page with probability 1 / (the page's chunk count), which makes
+        every page equally likely; after ``RANDOM_PAGE_DRAWS`` rejections the last page drawn is kept.
+        """
+        chunk = None
+        for _ in range(RANDOM_PAGE_DRAWS):
+            chunk = self._keyword.chunk_at_row(rng.randrange(self._keyword.num_chunks or 1))
+            if chunk is None or rng.random() * chunk.n_chunks < 1:
+                break
+        return chunk.page_id if chunk else None
 
     def _follow_redirect(self, title: str, folded: bool) -> int | None:
         for _ in range(MAX_REDIRECT_HOPS):

@@ -10,6 +10,7 @@ byte-identical (tests pin that).
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from sws.env import WikiTools, error_observation
@@ -44,6 +45,9 @@ class GuardedBackend:
 
     def page_chunks(self, page_id: int) -> list[Chunk]:
         return self._guard(self.backend.page_chunks, page_id)
+
+    def random_page(self, rng: random.Random) -> int | None:
+        return self._guard(self.backend.random_page, rng)
 
     @staticmethod
     def _guard(method: Any, *args: Any) -> Any:

@@ -104,6 +104,8 @@ def test_build_app_without_vllm_names_the_install(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not HAS_VLLM, reason="needs a GPU machine with vLLM (the gpu extra; vLLM ships GPU builds only)")
+@pytest.mark.skipif(
+    not HAS_VLLM, reason="needs a GPU machine with vLLM (the gpu extra; vLLM ships GPU builds only)"
+)
 def test_build_app_with_vllm():
     assert build_app(LLMServeConfig(model="Qwen/Qwen3.5-4B")) is not None

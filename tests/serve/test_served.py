@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import httpx
 import pytest
 
 from serve.loadgen import load
-from sws.env import tool_schemas
+from sws.env import WikiTools, tool_schemas
 from sws.transport import HttpTools, RetryPolicy
 from tests.serve.cases import tool_cases
+from tests.serve.conformance import check, conformance_rows, send
 from tests.serve.conftest import TOKEN, run_driver
 
 pytestmark = pytest.mark.ray
@@ -59,7 +61,16 @@ def test_structured_endpoints(http, engine, local_tools):
     data = http.post("/open_url", json={"url": f"/wiki/{page}#chunk-3"}, headers=AUTH).json()
     assert (data["title"], data["chunk"], data["n_chunks"]) == ("Emmanuel Olisadebe", 3, 3)
     missing = http.post("/open_url", json={"url": "/wiki/999999999999"}, headers=AUTH)
-    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert missing.status_code == 200 and missing.json()["outcome"] == "not_found"
+
+
+def test_conformance_rows_over_serve(http, engine):
+    """A slice of the reference-conformance table (``conformance.py``) through HAProxy and the replicas."""
+    rows = conformance_rows(engine.resolve_page("Emmanuel Olisadebe"))
+    for row in rows[::3]:
+        check(row, send(http, row, AUTH), lambda **options: WikiTools(engine, **options))
+    seeded = [http.get("/random", params={"seed": 5}, headers=AUTH).json() for _ in range(4)]
+    assert all(data == seeded[0] for data in seeded)  # the same draw on either replica
 
 
 def test_tools_health_info(http, serve_index, server):
@@ -176,6 +187,7 @@ def agent_task(cases):
         "call_tool": [tools.call_tool(name, arguments or "{}") for name, arguments in cases],
         "search": handle.search.remote({"query": "bridge in Pasadena", "top_k": 2}).result(),
         "tools": handle.tools.remote().result(),
+        "random": handle.random.remote("page", 5).result(),
         "info": handle.info.remote().result()["index"]["fingerprint"],
     }
 
@@ -190,6 +202,8 @@ def test_handle_api_from_a_ray_task(server, engine, local_tools, serve_index):
     arguments = json.dumps({"query": "bridge in Pasadena", "top_k": 2})
     assert out["search"]["content"] == local_tools.call_tool("search", arguments)
     assert out["tools"] == tool_schemas()
+    assert out["random"]["content"] == local_tools.open_url(out["random"]["url"])
+    assert out["random"]["page_id"] == engine.random_page(random.Random(5))  # the seed decides, anywhere
     assert out["info"] == json.loads((serve_index / "manifest.json").read_text())["fingerprint"]
 
 

@@ -131,6 +131,12 @@ class TantivySearcher:
         hits = self._chunks.search(q, len(wanted), count=False).hits
         return {c.chunk_id: c for c in (_chunk(self._chunks.doc(addr)) for _, addr in hits)}
 
+    def chunk_at_row(self, row: int) -> Chunk | None:
+        """The chunk at global corpus row ``row`` (0 .. num_chunks - 1), None outside."""
+        q = tantivy.Query.term_query(self._chunk_schema, "row", row)
+        hits = self._chunks.search(q, 1, count=False).hits
+        return _chunk(self._chunks.doc(hits[0][1])) if hits else None
+
     def page_n_chunks(self, page_id: int) -> int | None:
         """Number of chunks of a page, None when the page does not exist."""
         hits = self._titles.search(self._page_query(self._title_schema, page_id), 1, count=False).hits
