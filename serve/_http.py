@@ -4,7 +4,7 @@
     POST /search     the search tool's arguments  -> {"content", "hits": [...], "query", "top_k", ...}
     POST /open_url   {"url": ...}                 -> {"content", "page_id", "title", "chunk", "n_chunks"}
     GET  /tools      the three OpenAI tool schemas
-    GET  /health     liveness (never needs the token)
+    GET  /health     200 ok, or 503 "failing" for a while after a backend failure (never needs the token)
     GET  /info       index fingerprints and counts, versions, settings
     /mcp             MCP streamable HTTP (tools ``search`` and ``open_url``)
 
@@ -199,7 +199,9 @@ def make_http_app(
         return json_response({"tools": service.schemas})
 
     async def healthz(request: Request) -> Response:
-        return json_response({"status": "ok", **(health() if health else {})})
+        state = service.health()
+        status = 200 if state["status"] == "ok" else 503
+        return json_response({**state, **(health() if health else {})}, status)
 
     async def info(request: Request) -> Response:
         return json_response(service.info())

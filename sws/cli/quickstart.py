@@ -55,7 +55,9 @@ def _served(index_dir: str, out: Path):
     from sws.cli.serve import _serve_package
 
     click.echo("\n[4/5] serving the tools on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
-    with _serve_package().ServeProcess(index_dir, args=["--replicas", "1"], log_path=out / "serve.log") as server:
+    with _serve_package().ServeProcess(
+        index_dir, args=["--replicas", "1"], log_path=out / "serve.log"
+    ) as server:
         click.echo(f"retrieval service ready at {server.url} (log: {out / 'serve.log'})")
         yield server.url
 
@@ -66,7 +68,9 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
     from sws.eval.report import collect, report_tables
 
     data = str(resources.files("sws") / "data" / "bamboogle_test.flashrag.jsonl")
-    click.echo(f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP")
+    click.echo(
+        f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP"
+    )
     result = run_eval(
         cfg,
         dataset="bamboogle",
