@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.index import verify_index_files
+from sws.cli.options import config_option, overrides_argument, resolve_config, verify_option
 
 
 @click.command("eval")
@@ -29,10 +30,22 @@ from sws.cli.options import config_option, overrides_argument, resolve_config
     "--tools-url", help="Use the retrieval service at this URL (POST /call) instead of in-process tools."
 )
 @click.option("--limit", type=int, help="Only the first N items of the subset (smoke runs).")
+@verify_option
 @config_option
 @overrides_argument
 def eval_command(
-    dataset, data_path, subset, llm_base_url, model, out, index_dir, tools_url, limit, profile, overrides
+    dataset,
+    data_path,
+    subset,
+    llm_base_url,
+    model,
+    out,
+    index_dir,
+    tools_url,
+    limit,
+    verify,
+    profile,
+    overrides,
 ):
     """Run the agent on a QA set: 20 rounds, at most 5 tool calls per step, results streamed to Parquet.
 
@@ -49,6 +62,7 @@ def eval_command(
     e = cfg.eval
     if tools_url:
         cfg.tools.transport, cfg.tools.url = "http", tools_url
+    cfg.index.verify_on_open |= verify
     summary = run_eval(
         cfg,
         dataset=dataset,
@@ -64,7 +78,11 @@ def eval_command(
 
 
 def run_eval(cfg, *, dataset, data_path, subset, llm_base_url, model, out, index_dir, limit=None) -> dict:
-    """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary."""
+    """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
+
+    In process, ``index.verify_on_open`` checks the index files' checksums here, once, before the workers
+    open the index (sizes only).
+    """
     from sws.agent import HEURISTIC_MODEL, AgentConfig
     from sws.eval.datasets import DatasetError, canonical_dataset, load_dataset, select
     from sws.eval.results import RunMismatchError
@@ -78,6 +96,8 @@ def run_eval(cfg, *, dataset, data_path, subset, llm_base_url, model, out, index
         items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
     except DatasetError as exc:
         raise click.ClickException(str(exc)) from exc
+    if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
+        verify_index_files(cfg.tools.index or index_dir)
     with _llm_endpoint(llm_base_url, index_dir) as base_url:
         model = model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
         if not model:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import config_option, overrides_argument, resolve_config, verify_option
 
 index_option = click.option(
     "--index",
@@ -107,11 +107,6 @@ def run_index_build(cfg, corpus: str, out: str, vectors: str | None = None) -> d
         )
     except (SwsIndexError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
-
-
-verify_option = click.option(
-    "--verify", is_flag=True, help="Check every index file's checksum before opening (reads the index once)."
-)
 
 
 @click.command("search")

@@ -14,6 +14,11 @@ config_option = click.option(
     help="Config profile name (local, paper) or a YAML path.",
 )
 overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")
+verify_option = click.option(
+    "--verify",
+    is_flag=True,
+    help="Check every index file's checksum before opening it (reads the whole index once; sizes are always checked).",
+)
 
 
 def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:

@@ -14,6 +14,7 @@ from sws.index.embedders import Embedder, make_embedder
 from sws.index.errors import ChunkIdMismatchError, EmbedderMismatchError, IndexCorruptError
 from sws.index.keyword import TantivySearcher
 from sws.index.manifest import FAISS_DIR, TANTIVY_DIR, check_files, read_manifest
+from sws.search.types import is_rust_panic
 
 
 def check_embedder(embedder: Embedder, manifest: dict[str, Any], dim: int) -> None:
@@ -115,7 +116,9 @@ class WikiIndex:
                 )
             if check_ids:
                 check_chunk_ids(keyword, dense)
-        except (ValueError, OSError) as exc:  # Tantivy raises ValueError for IO and format errors
+        except BaseException as exc:  # Tantivy raises ValueError for IO and format errors, or panics
+            if not isinstance(exc, (ValueError, OSError)) and not is_rust_panic(exc):
+                raise
             raise IndexCorruptError(
                 f"cannot read Tantivy index {keyword.path}: {exc} (`sws index verify {path}` names the damaged file)"
             ) from exc

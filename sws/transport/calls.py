@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from sws.env import WikiTools, error_observation
-from sws.search.types import Chunk, Hit, SearchBackend
+from sws.search.types import Chunk, Hit, SearchBackend, is_rust_panic
 
 
 class BackendFailure(RuntimeError):
@@ -52,7 +52,9 @@ class GuardedBackend:
             return method(*args)
         except BackendFailure:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not is_rust_panic(exc):
+                raise  # KeyboardInterrupt, SystemExit, cancellation
             raise BackendFailure(f"{type(exc).__name__}: {exc}") from exc
 
 
