@@ -5,7 +5,7 @@
     POST /open_url   {"url": ...}                 -> {"content", "outcome", "page_id", "title", "chunk", ...}
     GET|POST /random {"mode": "chunk"|"page", "seed"} (GET: query parameters) -> like /open_url
     GET  /tools      the three OpenAI tool schemas
-    GET  /health     liveness (never needs the token)
+    GET  /health     200 ok, or 503 "failing" for a while after a backend failure (never needs the token)
     GET  /info       index fingerprints and counts, versions, settings
     /mcp             MCP streamable HTTP (tools ``search`` and ``open_url``)
 
@@ -211,7 +211,9 @@ def make_http_app(
         return json_response({"tools": service.schemas})
 
     async def healthz(request: Request) -> Response:
-        return json_response({"status": "ok", **(health() if health else {})})
+        state = service.health()
+        status = 200 if state["status"] == "ok" else 503
+        return json_response({**state, **(health() if health else {})}, status)
 
     async def info(request: Request) -> Response:
         return json_response(service.info())

@@ -16,6 +16,7 @@ import asyncio
 import os
 import platform
 import random
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -102,6 +103,7 @@ class RetrievalService:
         info: static facts for ``info()`` (index manifest summary, versions, settings).
         prefetch: the engine's query embedder when it is remote (see the module docstring), else None.
         threads: worker threads for searches that embed in-process.
+        failure_window_s: :meth:`health` is not ok for this long after a backend failure.
     """
 
     def __init__(
@@ -113,11 +115,14 @@ class RetrievalService:
         info: dict[str, Any] | None = None,
         prefetch: QueryPrefetcher | None = None,
         threads: int = 4,
+        failure_window_s: float = 60.0,
     ):
         self.engine = engine
         self.tools = guarded_tools(engine, **(tool_options or {}))
         self.limits = limits or Limits()
         self.prefetch = prefetch
+        self.failure_window_s = failure_window_s
+        self._last_failure: tuple[float, str] | None = None  # (time.monotonic(), message)
         self._info = info or {}
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sws-retrieval")
 
@@ -195,6 +200,14 @@ class RetrievalService:
     def info(self) -> dict[str, Any]:
         return {**self._info, "pid": os.getpid()}
 
+    def health(self) -> dict[str, Any]:
+        """``{"status": "ok"}``, or ``"failing"`` with the error while a backend failure is recent."""
+        if self._last_failure is not None:
+            ago = time.monotonic() - self._last_failure[0]
+            if ago < self.failure_window_s:
+                return {"status": "failing", "error": self._last_failure[1], "failed_s_ago": round(ago, 3)}
+        return {"status": "ok"}
+
     # ---- async entry points ------------------------------------------------------------------------------
 
     async def acall(self, name: str, arguments_json: str | None) -> str:
@@ -214,13 +227,21 @@ class RetrievalService:
         return await self._dispatch(None, self.random, arguments)
 
     async def _dispatch(self, query: str | None, method: Any, *args: Any) -> Any:
-        """Run ``method(*args)``: inline, after prefetching ``query``'s embedding, or on the pool.
+        """Run ``method(*args)`` (see :meth:`_run`); a backend failure is remembered for :meth:`health`.
 
         Raises:
             ServiceError: the request is wrong (400/422).
             BackendFailure: the index or embedder failed (HTTP 503; handle callers retry).
             TimeoutError: the embedding or pooled call ran out of time (HTTP 504).
         """
+        try:
+            return await self._run(query, method, *args)
+        except BackendFailure as exc:
+            self._last_failure = (time.monotonic(), str(exc))
+            raise
+
+    async def _run(self, query: str | None, method: Any, *args: Any) -> Any:
+        """``method(*args)``: inline, after prefetching ``query``'s embedding, or on the pool."""
         if query is None:
             return method(*args)
         if self.prefetch is not None:

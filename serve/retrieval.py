@@ -250,7 +250,7 @@ class RetrievalIngress:
         from sws.search import SearchEngine
 
         cfg = self.cfg = load_serve_config(settings)
-        manifest = read_manifest(Path(cfg.index))
+        manifest = self.manifest = read_manifest(Path(cfg.index))
         self._embedder = embedder
         self._coalescer: RequestCoalescer | None = None
         query_embedder = None
@@ -280,7 +280,18 @@ class RetrievalIngress:
             info=self._static_info(manifest),
             prefetch=query_embedder,
             threads=cfg.threads,
+            failure_window_s=cfg.health_failure_window_s,
         )
+
+    def check_health(self) -> None:
+        """Serve's replica probe: every index file is still there with its size (stat only, no reads).
+
+        Raises:
+            IndexMissingError / IndexCorruptError: Serve then replaces the replica, which reopens the index.
+        """
+        from sws.index.manifest import check_files
+
+        check_files(Path(self.cfg.index), self.manifest)
 
     def __serve_build_asgi_app__(self) -> Any:
         from serve._http import make_http_app
@@ -377,6 +388,7 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
 
     Raises:
         ValueError: bad settings or no index directory.
+        SwsIndexError: ``verify_on_open`` found a damaged index file (named).
     """
     cfg = load_serve_config(cfg)
     if not cfg.index:
@@ -386,6 +398,10 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         raise ValueError(
             f"{cfg.index} is not an index directory (no manifest.json); build it with `sws build index`"
         )
+    if cfg.verify_on_open:
+        from sws.index.manifest import check_files, read_manifest
+
+        check_files(Path(cfg.index), read_manifest(Path(cfg.index)), verify=True)
     embedder = None
     if cfg.embedding.batching:
         emb = cfg.embedding

@@ -79,6 +79,8 @@ class ServeConfig:
     max_body_bytes: int = 65_536
     access_log: bool = False  # one log line per request in the replica logs (costs ~3% of throughput)
     ef_search: int | None = None  # None: the value saved in the index
+    verify_on_open: bool = False  # check every index file's checksum before deploying (sizes always)
+    health_failure_window_s: float = 60.0  # GET /health answers 503 this long after a backend failure
     mcp: bool = True  # the MCP streamable-HTTP endpoint at /mcp
     tools: ToolOptions = field(default_factory=ToolOptions)
     embedding: QueryEmbeddingConfig = field(default_factory=QueryEmbeddingConfig)

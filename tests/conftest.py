@@ -10,7 +10,8 @@ import pytest
 DATA = Path(__file__).parent / "data"
 SAMPLE = Path(__file__).parent.parent / "sws" / "data" / "enwiki-sample.xml.bz2"
 WIKI_SAMPLES = sorted(
-    [p for p in DATA.iterdir() if p.name.endswith((".xml", ".xml.bz2")) and not p.name.startswith("_")] + [SAMPLE]
+    [p for p in DATA.iterdir() if p.name.endswith((".xml", ".xml.bz2")) and not p.name.startswith("_")]
+    + [SAMPLE]
 )
 
 
@@ -51,3 +52,24 @@ def embedder():
     from tests.index.helpers import minilm
 
     return minilm()
+
+
+@pytest.fixture
+def index_copy(leads_root, tmp_path) -> Path:
+    """A private copy of the leads index that a test may damage."""
+    import shutil
+
+    shutil.copytree(leads_root / "index", tmp_path / "index", ignore=shutil.ignore_patterns("vectors"))
+    return tmp_path / "index"
+
+
+@pytest.fixture
+def damaged_index(index_copy) -> Path:
+    """The leads index with the first half of every chunk ``.store`` file zeroed, sizes kept: the doc blocks
+    are gone, the skip index and footer at the end are intact, so it opens (sizes match) and every read of a
+    stored chunk fails. (Zeroing the middle of a segment this small can hit its footer, which fails the open.)"""
+    from tests.index.helpers import zero_half
+
+    for store in sorted((index_copy / "tantivy" / "chunks").glob("*.store")):
+        zero_half(store, start=0.0)
+    return index_copy

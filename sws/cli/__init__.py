@@ -14,7 +14,7 @@ from sws import __version__
 from sws.cli.build import build
 from sws.cli.evaluate import eval_command, report_command
 from sws.cli.fetch import fetch
-from sws.cli.index import build_index_command, embed_command, open_command, search_command
+from sws.cli.index import build_index_command, embed_command, index_group, open_command, search_command
 from sws.cli.quickstart import quickstart
 from sws.cli.serve import serve
 from sws.cli.ui import ui_command
@@ -30,6 +30,7 @@ build.add_command(embed_command)
 build.add_command(build_index_command)
 cli.add_command(build)
 cli.add_command(fetch)
+cli.add_command(index_group)
 cli.add_command(search_command)
 cli.add_command(open_command)
 cli.add_command(eval_command)

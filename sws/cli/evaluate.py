@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
+from sws.cli.index import verify_index_files
+from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config, verify_option
 
 
 @click.command("eval")
@@ -36,6 +37,7 @@ from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_
     is_flag=True,
     help="Move unreadable part files to <out>/damaged/ (kept, not deleted) and run their episodes again.",
 )
+@verify_option
 @config_option
 @overrides_argument
 def eval_command(
@@ -49,6 +51,7 @@ def eval_command(
     tools_url,
     limit,
     repair,
+    verify,
     profile,
     overrides,
 ):
@@ -68,6 +71,7 @@ def eval_command(
     e = cfg.eval
     if tools_url:
         cfg.tools.transport, cfg.tools.url = "http", tools_url
+    cfg.index.verify_on_open |= verify
     summary = run_eval(
         cfg,
         dataset=dataset,
@@ -86,7 +90,11 @@ def eval_command(
 def run_eval(
     cfg, *, dataset, data_path, subset, llm_base_url, model, out, index_dir, limit=None, repair=False
 ) -> dict:
-    """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary."""
+    """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
+
+    In process, ``index.verify_on_open`` checks the index files' checksums here, once, before the workers
+    open the index (sizes only).
+    """
     from sws.agent import HEURISTIC_MODEL, AgentConfig
     from sws.eval.datasets import DatasetError, canonical_dataset, load_dataset, select
     from sws.eval.results import DamagedPartError, RunMismatchError
@@ -100,6 +108,8 @@ def run_eval(
         items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
     except DatasetError as exc:
         raise click.ClickException(str(exc)) from exc
+    if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
+        verify_index_files(cfg.tools.index or index_dir)
     with _llm_endpoint(llm_base_url, index_dir) as base_url:
         model = model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
         if not model:

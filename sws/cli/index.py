@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
+from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config, verify_option
 
 index_option = click.option(
     "--index",
@@ -115,7 +115,8 @@ def run_index_build(cfg, corpus: str, out: str, vectors: str | None = None) -> d
 @click.option("--method", type=click.Choice(["rrf", "keywords", "vector"]), default="rrf", show_default=True)
 @click.option("--top-k", type=int, default=10, show_default=True)
 @click.option("--only-title", is_flag=True, help="Search article titles only.")
-def search_command(index_dir, query, method, top_k, only_title) -> None:
+@verify_option
+def search_command(index_dir, query, method, top_k, only_title, verify) -> None:
     """Print the search observation exactly as the model sees it.
 
     \b
@@ -124,13 +125,14 @@ def search_command(index_dir, query, method, top_k, only_title) -> None:
       sws search --index sws-out/index '"restriction enzyme"' --method keywords --top-k 3
     """
     args = {"query": query, "top_k": top_k, "only_title": only_title, "method": method}
-    click.echo(open_tools(index_dir).call_tool("search", json.dumps(args)))
+    click.echo(open_tools(index_dir, verify).call_tool("search", json.dumps(args)))
 
 
 @click.command("open")
 @index_option
 @click.argument("url")
-def open_command(index_dir, url) -> None:
+@verify_option
+def open_command(index_dir, url, verify) -> None:
     """Print the open_url observation exactly as the model sees it.
 
     \b
@@ -138,17 +140,73 @@ def open_command(index_dir, url) -> None:
       sws open --index sws-out/index "https://en.wikipedia.org/wiki/12#chunk-2"
       sws open --index sws-out/index https://en.wikipedia.org/wiki/Anarchism
     """
-    click.echo(open_tools(index_dir).call_tool("open_url", json.dumps({"url": url})))
+    click.echo(open_tools(index_dir, verify).call_tool("open_url", json.dumps({"url": url})))
 
 
-def open_tools(index_dir: str):
-    """The model-facing tools over an index directory, in process."""
-    from sws.env import WikiTools
+@click.group("index")
+def index_group() -> None:
+    """Check a built index."""
+
+
+@index_group.command("verify")
+@click.argument("index_dir", type=click.Path(file_okay=False))
+def verify_command(index_dir) -> None:
+    """Check every index file's size and checksum against the manifest; exit 1 naming each damaged file.
+
+    \b
+    Examples:
+      sws index verify sws-out/index
+    """
+    summary = verify_index_files(index_dir, require_checksums=True)
+    click.echo(json.dumps({**summary, "status": "ok"}, indent=1))
+
+
+def verify_index_files(index_dir: str, *, require_checksums: bool = False) -> dict:
+    """``sws.index.manifest.verify_index`` with one-line CLI errors; an index without checksums is an
+    error with ``require_checksums``, else a warning on stderr (its sizes were checked)."""
     from sws.index import SwsIndexError
-    from sws.search import SearchEngine
+    from sws.index.manifest import verify_index
 
     try:
-        return WikiTools(SearchEngine.open(Path(index_dir)))
+        summary = verify_index(Path(index_dir))
+    except SwsIndexError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if summary["checksum"] is None:
+        message = (
+            f"{index_dir} records no checksums (built before sws recorded them): the sizes of its "
+            f"{summary['files']} files match, their contents cannot be checked; rebuild the index to record them"
+        )
+        if require_checksums:
+            raise click.ClickException(message)
+        click.echo(f"warning: {message}", err=True)
+    return summary
+
+
+class CliTools:
+    """The model-facing tools in process, for the CLI: a failing index or embedder is a one-line error
+    (exit 1), never an observation that blames the arguments."""
+
+    def __init__(self, tools, index_dir: str):
+        self.tools, self.index_dir = tools, index_dir
+
+    def call_tool(self, name: str, arguments_json: str) -> str:
+        from sws.agent import FatalToolError
+
+        try:
+            return self.tools.call_tool(name, arguments_json)
+        except FatalToolError as exc:
+            raise click.ClickException(
+                f"{exc} (the index or embedder failed; `sws index verify {self.index_dir}` checks the files)"
+            ) from exc
+
+
+def open_tools(index_dir: str, verify: bool = False) -> CliTools:
+    """The model-facing tools over an index directory, in process (``verify``: check checksums first)."""
+    from sws.index import SwsIndexError
+    from sws.transport import InProcessTools
+
+    try:
+        return CliTools(InProcessTools.open(Path(index_dir), verify=verify), index_dir)
     except SwsIndexError as exc:
         raise click.ClickException(str(exc)) from exc
 

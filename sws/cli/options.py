@@ -18,6 +18,11 @@ overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE].
 # error ("Directory 'x' is a file.", "File 'x' is a directory.") before anything runs.
 OUT_DIR = click.Path(file_okay=False)
 INPUT_FILE = click.Path(dir_okay=False)
+verify_option = click.option(
+    "--verify",
+    is_flag=True,
+    help="Check every index file's checksum before opening it (reads the whole index once; sizes are always checked).",
+)
 
 
 def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import config_option, overrides_argument, resolve_config, verify_option
 
 
 def _serve_package():
@@ -43,10 +43,22 @@ def _serve_package():
 @click.option("--no-mcp", is_flag=True, help="Do not expose the MCP endpoint at /mcp.")
 @click.option("--ray-address", help="Deploy to this running Ray cluster instead of starting a local one.")
 @click.option("--num-cpus", type=int, help="CPUs of the local Ray (default: all).")
+@verify_option
 @config_option
 @overrides_argument
 def serve(
-    index_dir, host, port, replicas, ingress, no_batching, no_mcp, ray_address, num_cpus, profile, overrides
+    index_dir,
+    host,
+    port,
+    replicas,
+    ingress,
+    no_batching,
+    no_mcp,
+    ray_address,
+    num_cpus,
+    verify,
+    profile,
+    overrides,
 ):
     """Serve the tools over HTTP (POST /call, /search, /open_url, /random; GET /tools, /health, /info),
     MCP (/mcp) and a Ray Serve deployment handle, until Ctrl-C.
@@ -76,6 +88,8 @@ def serve(
     if not index:
         raise click.UsageError("no index: pass --index DIR (or set serve.index)")
     changes = {"index": index}
+    if verify or getattr(index_cfg, "verify_on_open", False):
+        changes["verify_on_open"] = True
     if host:
         changes["host"] = host
     if port:
@@ -90,9 +104,11 @@ def serve(
         changes["embedding"] = replace(settings.embedding, batching=False)
     settings = replace(settings, **changes)
     ray_address = ray_address or getattr(getattr(cfg, "ray", None), "address", None)
+    from sws.index import SwsIndexError
+
     try:
         launch.run(settings, ray_address=ray_address, num_cpus=num_cpus, on_ready=launch.print_ready)
-    except (ValueError, TimeoutError) as exc:
+    except (ValueError, TimeoutError, SwsIndexError) as exc:
         raise click.ClickException(str(exc)) from exc
 
 

@@ -108,7 +108,7 @@ def required_url(args: dict[str, Any]) -> str:
     url = args.get("url")
     if url is None:
         raise ValueError("missing required argument 'url'")
-    return valid_text(str(url))
+    return str(url)
 
 
 def valid_text(text: str) -> str:

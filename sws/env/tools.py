@@ -12,7 +12,6 @@ from sws.env.arguments import (
     SearchArgs,
     parse_arguments,
     required_url,
-    valid_text,
 )
 from sws.env.hits import SNIPPET_CHARS, render_hits
 from sws.env.observations import error_observation, submit_observation
@@ -121,8 +120,8 @@ class WikiTools:
         return self.open(url).content
 
     def open(self, url: str) -> OpenedUrl:
-        """:meth:`open_url` with its outcome (for structured answers); lone surrogates become U+FFFD."""
-        target = parse_wiki_url(valid_text(url))
+        """:meth:`open_url` with its outcome (for structured answers)."""
+        target = parse_wiki_url(url)
         if target is None:
             return OpenedUrl(INVALID_URL_MESSAGE, "invalid_url")
         page_id = self.backend.resolve_page(target.identifier)

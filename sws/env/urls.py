@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlparse
 
+from sws.env.arguments import valid_text
+
 WIKI_BASE_URL = "https://en.wikipedia.org/wiki/"
 LINK_MODES = ("wikiid", "title")
 INVALID_URL_MESSAGE = (
@@ -38,6 +40,7 @@ def parse_wiki_url(url: str) -> WikiUrl | None:
 
     Scheme and host are not checked; the path must start with ``/wiki/``; ``?query`` is ignored; only a
     fragment that is exactly ``chunk-<digits>`` with a value above 0 selects a chunk, any other means the article.
+    Lone surrogates in the identifier become U+FFFD: the backend can then look it up (it cannot encode them).
     """
     try:
         parsed = urlparse(url.strip())
@@ -45,7 +48,7 @@ def parse_wiki_url(url: str) -> WikiUrl | None:
         return None
     if not parsed.path.startswith("/wiki/"):
         return None
-    identifier = unquote(parsed.path[len("/wiki/") :]).strip()
+    identifier = valid_text(unquote(parsed.path[len("/wiki/") :])).strip()
     if not identifier:
         return None
     match = _CHUNK_FRAGMENT.fullmatch(parsed.fragment.strip())

@@ -28,6 +28,7 @@ from sws.index.errors import (
     SwsIndexError,
 )
 from sws.index.keyword import TantivyIndexer, TantivySearcher
+from sws.index.manifest import verify_index
 from sws.index.vectors import VectorSet
 from sws.index.wiki_index import WikiIndex
 
@@ -56,4 +57,5 @@ __all__ = [
     "embed_corpus",
     "make_embedder",
     "register_embedder",
+    "verify_index",
 ]

@@ -12,7 +12,7 @@ from sws.index.dense import FaissIndexer
 from sws.index.embed_job import embed_corpus
 from sws.index.embedders import Embedder
 from sws.index.errors import FingerprintMismatchError
-from sws.index.files import file_sizes, write_json
+from sws.index.files import CHECKSUM, file_checksum, file_sizes, write_json
 from sws.index.keyword import TantivyIndexer
 from sws.index.manifest import FAISS_DIR, FORMAT, MANIFEST, TANTIVY_DIR, VECTORS_DIR, index_fingerprint
 from sws.index.vectors import VectorSet
@@ -114,6 +114,7 @@ def build_index(
         "keyword": {"params": keyword.params()} | kw,
         "dense": {"params": dense.params()} | dn,
         "files": files,
+        "checksums": {"algorithm": CHECKSUM, "files": {rel: file_checksum(out / rel) for rel in files}},
         "versions": _versions(),
         "seconds": round(time.perf_counter() - started, 3),
     }

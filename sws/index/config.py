@@ -59,6 +59,7 @@ class IndexConfig:
     vectors: str | None = None  # a finished vectors directory to index (None: embed during the build)
     keyword: KeywordIndexConfig = field(default_factory=KeywordIndexConfig)
     dense: DenseIndexConfig = field(default_factory=DenseIndexConfig)
+    verify_on_open: bool = False  # sws serve / eval: check every file's checksum first (sizes always)
 
 
 def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Small file helpers shared by the index writers: atomic writes, JSON, digests, file sizes."""
+"""Small file helpers shared by the index writers: atomic writes, JSON, digests, file sizes and checksums."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
+
+CHECKSUM = "xxh3_128"  # per-file checksum recorded in the index manifest (~10 GB/s: disk-bound)
+_BLOCK = 1 << 22
 
 
 def digest(obj: Any) -> str:
@@ -45,3 +49,14 @@ def file_sizes(root: Path) -> dict[str, int]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.name.endswith(".lock")
     }
+
+
+def file_checksum(path: Path) -> str:
+    """The ``CHECKSUM`` hex digest of a file, read in 4 MiB blocks (never whole into memory)."""
+    h = xxhash.xxh3_128()
+    buffer = bytearray(_BLOCK)
+    view = memoryview(buffer)
+    with open(path, "rb") as f:
+        while n := f.readinto(buffer):
+            h.update(view[:n])
+    return h.hexdigest()

@@ -11,9 +11,10 @@ import pyarrow.compute as pc
 
 from sws.index.dense import FaissSearcher
 from sws.index.embedders import Embedder, make_embedder
-from sws.index.errors import ChunkIdMismatchError, EmbedderMismatchError
+from sws.index.errors import ChunkIdMismatchError, EmbedderMismatchError, IndexCorruptError
 from sws.index.keyword import TantivySearcher
 from sws.index.manifest import FAISS_DIR, TANTIVY_DIR, check_files, read_manifest
+from sws.search.types import is_rust_panic
 
 
 def check_embedder(embedder: Embedder, manifest: dict[str, Any], dim: int) -> None:
@@ -82,6 +83,7 @@ class WikiIndex:
         ef_search: int | None = None,
         check_ids: bool = True,
         max_query_terms: int = 1024,
+        verify: bool = False,
     ) -> WikiIndex:
         """Open and verify: manifest fingerprint, file sizes, readable indexes, embedder, same chunk-id set.
 
@@ -89,6 +91,7 @@ class WikiIndex:
             embedder: query embedder (None: rebuilt from the manifest when first needed).
             ef_search: HNSW query-time candidate list size (None: the built value).
             check_ids: compare the full chunk-id sets (about a second per million chunks); counts are always compared.
+            verify: also compare every file's checksum with the manifest (reads the whole index once).
 
         Raises:
             IndexMissingError, IndexCorruptError, FingerprintMismatchError, EmbedderMismatchError,
@@ -96,7 +99,7 @@ class WikiIndex:
         """
         path = Path(path)
         manifest = read_manifest(path)
-        check_files(path, manifest["files"])
+        check_files(path, manifest, verify=verify)
         keyword = TantivySearcher(
             path / TANTIVY_DIR, manifest["keyword"]["params"]["tokenizer"], max_query_terms
         )
@@ -105,13 +108,20 @@ class WikiIndex:
             raise EmbedderMismatchError(
                 f"FAISS index under {path} has dimension {dense.dim}, the manifest's embedder {manifest['embedder']['dim']}"
             )
-        if not keyword.num_chunks == dense.ntotal == manifest["corpus"]["chunks"]:
-            raise ChunkIdMismatchError(
-                f"{path}: Tantivy holds {keyword.num_chunks} chunks, FAISS {dense.ntotal}, "
-                f"the corpus {manifest['corpus']['chunks']}"
-            )
-        if check_ids:
-            check_chunk_ids(keyword, dense)
+        try:
+            if not keyword.num_chunks == dense.ntotal == manifest["corpus"]["chunks"]:
+                raise ChunkIdMismatchError(
+                    f"{path}: Tantivy holds {keyword.num_chunks} chunks, FAISS {dense.ntotal}, "
+                    f"the corpus {manifest['corpus']['chunks']}"
+                )
+            if check_ids:
+                check_chunk_ids(keyword, dense)
+        except BaseException as exc:  # Tantivy raises ValueError for IO and format errors, or panics
+            if not isinstance(exc, (ValueError, OSError)) and not is_rust_panic(exc):
+                raise
+            raise IndexCorruptError(
+                f"cannot read Tantivy index {keyword.path}: {exc} (`sws index verify {path}` names the damaged file)"
+            ) from exc
         if embedder is not None:
             check_embedder(embedder, manifest, dense.dim)
         return cls(path, manifest, keyword, dense, embedder)

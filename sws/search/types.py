@@ -1,4 +1,4 @@
-"""The small records the search engine returns and the tool layer renders."""
+"""The small records the search engine returns and the tool layer renders, and the backend protocol."""
 
 from __future__ import annotations
 
@@ -46,3 +46,9 @@ class SearchBackend(Protocol):
 
     def page_chunks(self, page_id: int) -> list[Chunk]:
         """All chunks of a page in chunk order (empty if the page does not exist)."""
+
+
+def is_rust_panic(exc: BaseException) -> bool:
+    """A panic inside Tantivy (Rust): pyo3's ``PanicException`` derives from ``BaseException``, so
+    ``except Exception`` misses it; Tantivy panics on some damaged files instead of raising."""
+    return type(exc).__module__ == "pyo3_runtime" and type(exc).__name__ == "PanicException"

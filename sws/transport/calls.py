@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 from sws.env import WikiTools, error_observation
-from sws.search.types import Chunk, Hit, SearchBackend
+from sws.search.types import Chunk, Hit, SearchBackend, is_rust_panic
 
 
 class BackendFailure(RuntimeError):
@@ -22,10 +22,11 @@ class BackendFailure(RuntimeError):
 
 
 class GuardedBackend:
-    """A ``SearchBackend`` whose failures surface as :class:`BackendFailure` (the cause chained).
+    """A ``SearchBackend`` whose failures, every one, surface as :class:`BackendFailure` (the cause chained).
 
-    ``ValueError`` and ``TypeError`` pass through unchanged: they are about the input (a lone surrogate
-    Tantivy cannot encode, an unknown method), so the model sees them as it would in-process.
+    The tools validate the model's arguments before they reach the backend (``sws.env.arguments``: lone
+    surrogates replaced, methods checked), so whatever the backend raises is the service's fault: Tantivy
+    raises ``ValueError`` for an unreadable index file, which the model must not be told to fix.
 
     Args:
         backend: the real backend (``sws.search.SearchEngine``).
@@ -53,9 +54,11 @@ class GuardedBackend:
     def _guard(method: Any, *args: Any) -> Any:
         try:
             return method(*args)
-        except (BackendFailure, ValueError, TypeError):
-            raise  # ValueError/TypeError: the input (e.g. unencodable text), the model's to fix
-        except Exception as exc:
+        except BackendFailure:
+            raise
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not is_rust_panic(exc):
+                raise  # KeyboardInterrupt, SystemExit, cancellation
             raise BackendFailure(f"{type(exc).__name__}: {exc}") from exc
 
 

@@ -28,12 +28,14 @@ class InProcessTools:
         *,
         embedder: Any = None,
         ef_search: int | None = None,
+        verify: bool = False,
         **tool_options: Any,
     ) -> InProcessTools:
-        """Open ``index`` (``SearchEngine.open``); ``tool_options`` are ``WikiTools`` keyword arguments."""
+        """Open ``index`` (``SearchEngine.open``; ``verify``: check every file's checksum too);
+        ``tool_options`` are ``WikiTools`` keyword arguments."""
         from sws.search import SearchEngine
 
-        engine = SearchEngine.open(index, embedder=embedder, ef_search=ef_search)
+        engine = SearchEngine.open(index, embedder=embedder, ef_search=ef_search, verify=verify)
         return cls(guarded_tools(engine, **tool_options))
 
     @property

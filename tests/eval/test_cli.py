@@ -91,3 +91,30 @@ def test_eval_refuses_bad_input(tmp_path):
     assert result.exit_code != 0 and "unknown dataset" in result.output
     result = runner.invoke(cli, ["report", str(tmp_path)])
     assert result.exit_code != 0 and "no results" in result.output
+
+
+def test_eval_over_a_damaged_index_records_errors_not_submissions(damaged_index, tmp_path):
+    """The issue's case: a zeroed .store (sizes kept) was shown to the model as "Fix tool arguments" and every
+    episode came out submitted. Now each episode is an error (retried on resume), and --verify refuses."""
+    from sws.eval.results import recorded_status
+
+    args = [
+        "eval",
+        "--dataset",
+        "Bamboogle",
+        "--data",
+        BAMBOOGLE,
+        "--limit",
+        "2",
+        "--index",
+        str(damaged_index),
+    ]
+    args += ["--out", str(tmp_path / "run"), "eval.workers=1"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{") :])
+    assert (summary["recorded"], summary["errored"]) == (2, 2)
+    assert set(recorded_status(tmp_path / "run").values()) == {"error"}
+
+    refused = CliRunner().invoke(cli, [*args, "--verify"])
+    assert refused.exit_code == 1 and ".store is damaged" in refused.output

@@ -92,6 +92,14 @@ def write_corpus(
     return root
 
 
+def zero_half(path: Path, start: float = 0.25) -> None:
+    """Overwrite half of a file with zeros from ``start`` (a fraction of its size); the size stays."""
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.seek(int(size * start))
+        f.write(bytes(size // 2))
+
+
 class LetterCountEmbedder(Embedder):
     """A cheap deterministic embedder for layout tests: letter counts of the text (16-d)."""
 

@@ -24,13 +24,6 @@ from sws.index.dense.indexer import write_chunk_ids
 from tests.index.helpers import lead_pages, write_corpus
 
 
-@pytest.fixture
-def index_copy(leads_root, tmp_path):
-    """A private copy of the session index that a test may damage."""
-    shutil.copytree(leads_root / "index", tmp_path / "index", ignore=shutil.ignore_patterns("vectors"))
-    return tmp_path / "index"
-
-
 def test_open_verifies_and_exposes_manifest(leads_root, embedder):
     index = WikiIndex.open(leads_root / "index", embedder=embedder)
     m = index.manifest
@@ -111,6 +104,11 @@ def test_manifest_fingerprint_mismatch(index_copy):
             "cannot open Tantivy",
         ),
         (lambda p: shutil.rmtree(p / "tantivy" / "titles"), IndexMissingError, "titles"),
+        (
+            lambda p: _grow(min((p / "tantivy" / "chunks").glob("*.store"))),
+            IndexCorruptError,
+            r"\.store has \d+ bytes, the manifest says",
+        ),
     ],
 )
 def test_missing_or_corrupt_files(index_copy, damage, error, message):
@@ -121,6 +119,11 @@ def test_missing_or_corrupt_files(index_copy, damage, error, message):
 
 def _truncate(path):
     path.write_bytes(path.read_bytes()[:-10])
+
+
+def _grow(path):
+    with open(path, "ab") as f:
+        f.write(b"\0")
 
 
 def _scramble(path):

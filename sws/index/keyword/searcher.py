@@ -19,7 +19,7 @@ from sws.index.keyword.schema import (
     TITLES_DIR,
     fold,
 )
-from sws.search.types import Chunk
+from sws.search.types import Chunk, is_rust_panic
 
 _FIELDS = {
     CHUNKS_DIR: ("chunk_id", "row", "page_id", "title", "chunk_index", "n_chunks", "text"),
@@ -54,7 +54,9 @@ def _open(path: Path, tokenizer: str | None) -> tuple[tantivy.Schema, tantivy.Se
         if tokenizer:
             register(index, tokenizer)
         searcher = index.searcher()
-    except (ValueError, KeyError, TypeError) as exc:
+    except BaseException as exc:
+        if not isinstance(exc, (ValueError, KeyError, TypeError)) and not is_rust_panic(exc):
+            raise
         raise IndexCorruptError(f"cannot open Tantivy index {path}: {exc!r}") from exc
     missing = sorted(set(_FIELDS[path.name]) - fields)
     if missing:
