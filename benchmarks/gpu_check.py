@@ -174,11 +174,13 @@ class Check:
             "steps": [],
         }
         self.results: dict[str, dict[str, Any]] = {}
-        (work / "logs").mkdir(parents=True, exist_ok=True)
 
     # ---- running
 
     def run(self, steps: list[Step]) -> int:
+        """Run the steps (background ones beside the rest), stop the LLM app, write the report; 1 if a
+        step failed, else 0."""
+        (self.work / "logs").mkdir(parents=True, exist_ok=True)
         try:
             for step in steps:
                 if step.background:
@@ -562,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         "if OUT is set, else benchmarks/results/gpu_check.json)",
     )
     parser.add_argument(
-        "--work", type=Path, default=None, help="models, index, logs (default: a new temp dir)"
+        "--work", type=Path, default=None, help="models, index, logs (default: a new folder in /tmp)"
     )
     parser.add_argument("--budget-s", type=float, default=540.0, help="all steps together")
     parser.add_argument("--port", type=int, default=8000, help="the LLM app's HTTP port")
@@ -570,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run", action="store_true", help="list the steps and write the JSON; run nothing"
     )
     args = parser.parse_args(argv)
-    work = args.work or Path(tempfile.mkdtemp(prefix="sws-gpu-check-"))
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    work = args.work or Path(tempfile.gettempdir()) / f"sws-gpu-check-{stamp}-{os.getpid()}"
     check = Check(
         args.python or default_python(),
         work,
