@@ -180,7 +180,6 @@ class Check:
     def run(self, steps: list[Step]) -> int:
         """Run the steps (background ones beside the rest), stop the LLM app, write the report; 1 if a
         step failed, else 0."""
-        (self.work / "logs").mkdir(parents=True, exist_ok=True)
         try:
             for step in steps:
                 if step.background:
@@ -253,6 +252,7 @@ class Check:
         one kept running if ``step.service``, once it printed its ready line)."""
         deadline = time.monotonic() + timeout
         out_path, log_path = self._paths(step.name)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.base_env(), **env}
         with open(out_path, "w") as out, open(log_path, "w") as log:
             for i, command in enumerate(commands):
