@@ -250,3 +250,37 @@ def test_gpu_steps_cover_the_gpu_marked_tests():
     files = gpu_check.gpu_test_files()
     assert "tests/serve/test_llm.py" in files and "tests/index/test_cagra.py" in files
     assert all("mark.gpu" in Path(gpu_check.REPO, f).read_text() for f in files)
+
+
+def test_probe_figures_over_real_http():
+    """The probe's requests and figures, against the scripted OpenAI-compatible server (no vLLM here)."""
+    from sws.agent.scripted_server import ScriptedLLMServer
+
+    with ScriptedLLMServer(policy="search_then_submit") as server:
+        gpu_llm._wait_for_model(server.url, "search_then_submit", timeout_s=30)
+        figures = gpu_llm.probe(server.url, "search_then_submit", burst=4, burst_tokens=8)
+    assert "search_then_submit" in figures["models"]
+    turn = figures["tool_turn"]
+    assert (
+        turn["finish_reason"] == "tool_calls" and turn["tool_calls"] == 1 and "tool_calls" in turn["fields"]
+    )
+    assert figures["burst"]["requests"] == 4 and figures["burst"]["completion_tokens"] > 0
+
+
+def test_serving_without_vllm_fails_at_once_with_the_install_line(tiny_qwen3_dir):
+    script = BENCHMARKS / "gpu_llm.py"
+    without_vllm = (  # as where vLLM is missing: Ray Serve LLM's import fails
+        "import runpy, sys; sys.modules['ray.serve.llm'] = None; "
+        f"sys.argv = [{str(script)!r}, 'serve', {str(tiny_qwen3_dir)!r}]; "
+        f"runpy.run_path({str(script)!r}, run_name='__main__')"
+    )
+    done = subprocess.run([PY, "-c", without_vllm], capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and "ImportError: Ray Serve LLM needs vLLM" in done.stderr
+    assert "pip install -e '.[gpu]'" in done.stderr
+    config = subprocess.run(
+        [PY, str(BENCHMARKS / "gpu_llm.py"), "config", str(tiny_qwen3_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(config.stdout) == gpu_llm.app_args(tiny_qwen3_dir)
