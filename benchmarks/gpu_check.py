@@ -522,9 +522,7 @@ def steps(check: Check, port: int = 8000) -> list[Step]:
             180,
             eval_command,
             needs=("llm_serve", "index_build"),
-            env=lambda c: {
-                "RAY_ADDRESS": c.figures_of("llm_serve")["ray_address"]
-            },  # episodes beside the app
+            env=lambda c: {"RAY_ADDRESS": c.figures_of("llm_serve")["ray_address"]},  # beside the app
             figures=lambda out, c: json_output(out),
         ),
     ]
