@@ -1,0 +1,27 @@
+"""Benchmark scripts are files, not a package: load them by path; one tiny Qwen3 model per session."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def bench_module(name: str):
+    """``benchmarks/<name>.py`` as a module (registered, so its dataclasses resolve)."""
+    key = f"benchmarks_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_dir(tmp_path_factory) -> Path:
+    return bench_module("tiny_qwen3").make_tiny_qwen3(tmp_path_factory.mktemp("models") / "tiny-qwen3")
