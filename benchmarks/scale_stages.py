@@ -72,13 +72,15 @@ def drop_page_cache() -> bool:
 
 @contextmanager
 def stage(name: str, record: dict[str, dict]) -> Iterator[None]:
-    """Record the wall time and peak RSS of the ``with`` body as ``record[name]``."""
-    exact = reset_peak()
+    """Record the wall time and peak RSS of the ``with`` body as ``record[name]`` (stages recorded inside it
+    count towards its peak)."""
+    exact, known = reset_peak(), set(record)
     before, started = memory(), time.perf_counter()
     yield
+    nested = [r["peak_rss"] for key, r in record.items() if key not in known]  # they reset the peak
     record[name] = {
         "seconds": round(time.perf_counter() - started, 3),
-        "peak_rss": memory()["peak_rss"],
+        "peak_rss": max([memory()["peak_rss"], *nested]),
         "rss_before": before["rss"],
         "peak_exact": exact,  # False: the peak may be an earlier stage's of the same process
     }
