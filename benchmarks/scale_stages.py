@@ -112,7 +112,7 @@ def build(corpus: Path, out: Path, shards: int, dim: int) -> dict[str, Any]:
     rows = CorpusFiles.open(corpus).num_chunks
     embedder = HashingEmbedder(dim=dim)
     keyword, dense = make_indexers(IndexConfig(dense=DenseIndexConfig(shard_rows=math.ceil(rows / shards))))
-    options = embed_options(EmbedJobConfig(workers=0, rows_per_unit=20_000))
+    options = embed_options(EmbedJobConfig(workers=0))  # in this process, 4096-row units
     record: dict[str, dict] = {}
     with stage("embed", record):
         embed_corpus(corpus, out / "vectors", embedder, **options)
