@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -60,18 +61,18 @@ def load_queries() -> dict[str, list[str]]:
     return {"aol": aol, "questions": questions}
 
 
-def synthetic_corpus(
-    root: Path, leads: list[tuple[str, str]], n_chunks: int, chunk_bytes: int = 6300, seed: int = 0
-) -> list[tuple[int, int]]:
-    """Write a corpus of ``n_chunks`` chunks (1-3 per page) of about ``chunk_bytes`` of text each (6300 is
-    a 1536-token chunk); returns each chunk's (main lead, first mixed-in lead)."""
+def synthetic_rows(
+    leads: list[tuple[str, str]], n_chunks: int, chunk_bytes: int = 6300, seed: int = 0
+) -> Iterator[tuple[dict, tuple[int, int]]]:
+    """``n_chunks`` chunk rows (1-3 per page) of about ``chunk_bytes`` of text each, one at a time, each with
+    its (main lead, first mixed-in lead)."""
     rng = random.Random(seed)
     sentences = [re.split(r"(?<=[.!?])\s+", text.strip()) for _, text in leads]
-    rows, mix, page = [], [], 0
-    while len(rows) < n_chunks:
+    made, page = 0, 0
+    while made < n_chunks:
         a = page % len(leads)
         title = leads[a][0] if page < len(leads) else f"{leads[a][0]} ({page // len(leads)})"
-        n = min(rng.choice((1, 1, 2, 3)), n_chunks - len(rows))
+        n = min(rng.choice((1, 1, 2, 3)), n_chunks - made)
         for i in range(n):
             b = rng.randrange(len(leads))
             body, size, other = list(sentences[a]), len(leads[a][1]), b
@@ -81,26 +82,42 @@ def synthetic_corpus(
                 size += sum(len(x) + 1 for x in extra)
                 other = rng.randrange(len(leads))
             text = f"Section {i}: {'Preamble' if i == 0 else 'Part ' + str(i)}\n" + " ".join(body)
-            rows.append(
-                {
-                    "chunk_id": f"{page + 1}_{i}",
-                    "page_id": page + 1,
-                    "title": title,
-                    "chunk_index": i,
-                    "n_chunks": n,
-                    "section": text.split("\n", 1)[0],
-                    "text": text,
-                    "n_tokens": len(text.split()),
-                }
-            )
-            mix.append((a, b))
+            row = {
+                "chunk_id": f"{page + 1}_{i}",
+                "page_id": page + 1,
+                "title": title,
+                "chunk_index": i,
+                "n_chunks": n,
+                "section": text.split("\n", 1)[0],
+                "text": text,
+                "n_tokens": len(text.split()),
+            }
+            yield row, (a, b)
+        made += n
         page += 1
+
+
+def synthetic_corpus(
+    root: Path,
+    leads: list[tuple[str, str]],
+    n_chunks: int,
+    chunk_bytes: int = 6300,
+    seed: int = 0,
+    part_rows: int = 20_000,
+) -> np.ndarray:
+    """Write a corpus of ``n_chunks`` chunks (``synthetic_rows``; 6300 bytes is a 1536-token chunk) one part
+    of ``part_rows`` at a time, never the whole corpus in memory; returns each chunk's (main lead, first
+    mixed-in lead) as an (n, 2) array."""
     for name in ("chunks", "redirects"):
         (root / name).mkdir(parents=True, exist_ok=True)
-    step = 20_000
-    for k in range(0, len(rows), step):
-        part = root / "chunks" / f"part-{k // step:05d}.parquet"
-        pq.write_table(pa.Table.from_pylist(rows[k : k + step], schema=CHUNKS), part)
+    mix, rows = np.zeros((n_chunks, 2), np.int32), []
+    for k, (row, pair) in enumerate(synthetic_rows(leads, n_chunks, chunk_bytes, seed)):
+        rows.append(row)
+        mix[k] = pair
+        if len(rows) == part_rows or k == n_chunks - 1:
+            part = root / "chunks" / f"part-{k // part_rows:05d}.parquet"
+            pq.write_table(pa.Table.from_pylist(rows, schema=CHUNKS), part)
+            rows = []
     pq.write_table(pa.Table.from_pylist([], schema=REDIRECTS), root / "redirects" / "part-00000.parquet")
     fingerprint = f"bench-{n_chunks}-{chunk_bytes}-{seed}"
     (root / "manifest.json").write_text(json.dumps({"kind": "sws-corpus", "fingerprint": fingerprint}))

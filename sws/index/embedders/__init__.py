@@ -1,6 +1,8 @@
-"""Embedders behind one interface: Qwen3-Embedding, sentence-transformers, OpenAI-compatible endpoints."""
+"""Embedders behind one interface: Qwen3-Embedding, sentence-transformers, OpenAI-compatible endpoints
+(and the hashing embedder of the scale benchmarks)."""
 
 from sws.index.embedders.base import QWEN3_QUERY_TASK, Embedder, default_query_task, format_query
+from sws.index.embedders.hashing import HashingEmbedder
 from sws.index.embedders.openai_api import OpenAIEmbedder
 from sws.index.embedders.qwen3 import Qwen3Embedder, last_token_pool
 from sws.index.embedders.registry import embedder_kinds, make_embedder, register_embedder
@@ -10,6 +12,7 @@ __all__ = [
     "MINILM",
     "QWEN3_QUERY_TASK",
     "Embedder",
+    "HashingEmbedder",
     "OpenAIEmbedder",
     "Qwen3Embedder",
     "SentenceTransformerEmbedder",

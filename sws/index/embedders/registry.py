@@ -34,11 +34,12 @@ def make_embedder(kind: str, **kwargs: Any) -> Embedder:
 
 
 def _register_builtins() -> None:
+    from sws.index.embedders.hashing import HashingEmbedder
     from sws.index.embedders.openai_api import OpenAIEmbedder
     from sws.index.embedders.qwen3 import Qwen3Embedder
     from sws.index.embedders.st import SentenceTransformerEmbedder
 
-    for cls in (Qwen3Embedder, SentenceTransformerEmbedder, OpenAIEmbedder):
+    for cls in (Qwen3Embedder, SentenceTransformerEmbedder, OpenAIEmbedder, HashingEmbedder):
         register_embedder(cls.kind, cls)
 
 
