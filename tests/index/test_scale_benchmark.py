@@ -1,11 +1,12 @@
 """``benchmarks/scale_index.py`` at 20k chunks and 4 shards (``--quick``, no serving): the same code as the 1M run.
 
-Needs the benchmark data (``../shared/data`` next to the repository, or ``SWS_BENCH_DATA``).
+Reads the benchmark data from ``tests/data`` (copies of ``../shared/data/bench`` and ``qa``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,8 @@ def scale_run(tmp_path_factory) -> tuple[Path, dict[str, list[dict]]]:
         "--out",
         str(out),
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
+    env = {**os.environ, "SWS_BENCH_DATA": str(REPO / "tests" / "data")}
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     records: dict[str, list[dict]] = {}
     for line in proc.stdout.splitlines():
