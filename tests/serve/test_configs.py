@@ -11,8 +11,15 @@ import pytest
 import yaml
 
 from serve.llm import load_llm_config
-from serve.retrieval import apply_overrides, build_app, load_serve_config
-from sws.serving_config import LLMServeConfig, ServeConfig, ToolClientConfig, merge_section, profile_section
+from serve.retrieval import build_app, load_serve_config
+from sws.config import (
+    LLMServeConfig,
+    ServeConfig,
+    ToolClientConfig,
+    apply_overrides,
+    merge_section,
+    profile_section,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE_CONFIGS = sorted((REPO / "configs" / "serve").glob("*.yaml"))
