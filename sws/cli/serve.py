@@ -81,7 +81,7 @@ def serve(
     cfg = resolve_config(profile, tuple(o for o in overrides if not o.startswith("serve.")))
     try:
         settings = load_serve_config(getattr(cfg, "serve", None))
-        settings = apply_overrides(settings, serve_overrides)
+        settings = apply_overrides(settings, serve_overrides, "serve")
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     index_cfg = getattr(cfg, "index", None)

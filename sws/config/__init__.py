@@ -13,10 +13,7 @@ from sws.config.loader import (
     apply_overrides,
     bundled_sample_dump,
     load_config,
-    merge,
     merge_section,
-    parse_overrides,
-    profile_path,
     profile_section,
     to_dict,
 )
@@ -59,10 +56,7 @@ __all__ = [
     "apply_overrides",
     "bundled_sample_dump",
     "load_config",
-    "merge",
     "merge_section",
-    "parse_overrides",
-    "profile_path",
     "profile_section",
     "to_dict",
 ]

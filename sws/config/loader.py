@@ -41,7 +41,7 @@ def _read(path: Path) -> DictConfig:
         raise ValueError(f"invalid config ({path.name}): {exc}") from exc
 
 
-def parse_overrides(overrides: list[str] | tuple[str, ...]) -> DictConfig:
+def _parse_overrides(overrides: list[str] | tuple[str, ...]) -> DictConfig:
     """``key=value`` strings (OmegaConf dot-list) as a mapping.
 
     Raises:
@@ -56,7 +56,7 @@ def parse_overrides(overrides: list[str] | tuple[str, ...]) -> DictConfig:
         raise ValueError(f"invalid override: {exc}") from exc
 
 
-def merge(schema: Any, *layers: Any, what: str) -> Any:
+def _merge(schema: Any, *layers: Any, what: str) -> Any:
     """``layers`` merged in order over ``schema`` (a dataclass type or instance), validated, as a dataclass.
 
     Raises:
@@ -81,21 +81,21 @@ def load_config(profile: str = "local", overrides: list[str] | tuple[str, ...] =
         ValueError: unknown profile, unknown key or a value of the wrong type.
     """
     path = profile_path(profile)
-    cfg = merge(SwsConfig, _read(path), parse_overrides(overrides), what=f"config ({path.name})")
+    cfg = _merge(SwsConfig, _read(path), _parse_overrides(overrides), what=f"config ({path.name})")
     if not cfg.dump.paths:
         cfg.dump.paths = [bundled_sample_dump()]
     return cfg
 
 
-def apply_overrides(cfg: Any, overrides: list[str] | tuple[str, ...]) -> Any:
-    """``key=value`` overrides (keys relative to ``cfg``, a dataclass instance) applied to a copy of ``cfg``.
+def apply_overrides(cfg: Any, overrides: list[str] | tuple[str, ...], key: str) -> Any:
+    """``key=value`` overrides (keys relative to ``cfg``, the dataclass of section ``key``) applied to a copy.
 
     Raises:
         ValueError: an entry without ``=``, an unknown key or a value of the wrong type.
     """
     if not overrides:
         return cfg
-    return merge(cfg, parse_overrides(overrides), what=f"{type(cfg).__name__} override")
+    return _merge(cfg, _parse_overrides(overrides), what=f"{key} override")
 
 
 def profile_section(profile: str, key: str) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def merge_section(schema: type, args: Any, key: str) -> Any:
         return args
     args = dict(args or {})
     base = profile_section(args.pop("profile"), key) if args.get("profile") else {}
-    return merge(schema, base, args, what=f"{key} settings")
+    return _merge(schema, base, args, what=f"{key} settings")
 
 
 def to_dict(cfg: SwsConfig) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +26,9 @@ MODULES = [
 
 @pytest.mark.parametrize("module", MODULES)
 def test_each_module_imports_alone(module):
-    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+    subprocess.run(
+        [sys.executable, "-c", f"import {module}"], check=True, cwd=Path(__file__).resolve().parents[2]
+    )
 
 
 def test_overrides_and_profiles():
@@ -46,11 +49,11 @@ def test_overrides_and_profiles():
 
 def test_apply_overrides_returns_a_copy():
     cfg = ServeConfig()
-    changed = apply_overrides(cfg, ["port=1234", "embedding.batching=false"])
+    changed = apply_overrides(cfg, ["port=1234", "embedding.batching=false"], "serve")
     assert (changed.port, changed.embedding.batching) == (1234, False)
     assert (cfg.port, cfg.embedding.batching) == (ServeConfig().port, True)
-    with pytest.raises(ValueError, match="invalid ServeConfig override"):
-        apply_overrides(cfg, ["port=eighty"])
+    with pytest.raises(ValueError, match="invalid serve override"):
+        apply_overrides(cfg, ["port=eighty"], "serve")
 
 
 def test_broken_profile_file_is_a_value_error(tmp_path):

@@ -79,11 +79,16 @@ def test_app_args_are_typed():
     for bad in ({"indx": "/x"}, {"port": "eighty"}, {"embedding": {"num_gpus": "many"}}):
         with pytest.raises(ValueError, match="invalid serve settings"):
             load_serve_config(bad)
-    assert apply_overrides(cfg, ["max_queued_requests=7", "embedding.batching=true"]).max_queued_requests == 7
+    assert (
+        apply_overrides(
+            cfg, ["max_queued_requests=7", "embedding.batching=true"], "serve"
+        ).max_queued_requests
+        == 7
+    )
     with pytest.raises(ValueError):
-        apply_overrides(cfg, ["no_such_key=1"])
+        apply_overrides(cfg, ["no_such_key=1"], "serve")
     with pytest.raises(ValueError):
-        apply_overrides(cfg, ["max_queued_requests"])
+        apply_overrides(cfg, ["max_queued_requests"], "serve")
 
 
 def test_build_app_checks_the_index(tmp_path, serve_index):
