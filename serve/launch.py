@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
 
-from sws.serving_config import INGRESS_MODES, ServeConfig
+from sws.config import INGRESS_MODES, ServeConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # holds the `serve` package the replicas import
 HAPROXY_RETRY_ON = "conn-failure empty-response"  # HAProxy's default is conn-failure only

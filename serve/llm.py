@@ -20,7 +20,7 @@ from dataclasses import asdict
 from typing import Any
 
 from sws.agent.family import model_family
-from sws.serving_config import LLMServeConfig, merge_section
+from sws.config import LLMServeConfig, merge_section
 
 # family -> (tool-call parser, reasoning parser) of vLLM
 FAMILY_PARSERS: dict[str, tuple[str | None, str | None]] = {

@@ -31,30 +31,14 @@ from ray import serve
 from ray.serve.config import BackpressureConfig
 
 from serve._service import Limits, RetrievalService, versions
+from sws.config import AutoscalingSettings, ServeConfig, merge_section
 from sws.index.embedders import Embedder
-from sws.serving_config import AutoscalingSettings, ServeConfig, merge_section
 
 
 def load_serve_config(args: ServeConfig | dict[str, Any] | None) -> ServeConfig:
     """``args`` validated against ``ServeConfig``; ``{"profile": "paper", ...}`` starts from that profile's
     ``serve:`` section. Unknown keys and wrong types raise ``ValueError``."""
     return merge_section(ServeConfig, args, "serve")
-
-
-def apply_overrides(cfg: ServeConfig, overrides: list[str] | tuple[str, ...]) -> ServeConfig:
-    """``key=value`` overrides (OmegaConf dot-list, keys relative to ``ServeConfig``) applied to ``cfg``."""
-    if not overrides:
-        return cfg
-    from omegaconf import OmegaConf
-
-    bad = [o for o in overrides if "=" not in o]
-    if bad:
-        raise ValueError(f"overrides must look like key=value, got {bad}")
-    try:
-        merged = OmegaConf.merge(OmegaConf.structured(cfg), OmegaConf.from_dotlist(list(overrides)))
-    except Exception as exc:  # omegaconf raises several error types; all mean "bad config"
-        raise ValueError(f"invalid serve override: {exc}") from exc
-    return OmegaConf.to_object(merged)
 
 
 def _replica_options(replicas: AutoscalingSettings) -> dict[str, Any]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 
 from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config, verify_option
+from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig
 
 index_option = click.option(
     "--index",
@@ -33,7 +36,6 @@ def embed_command(corpus, out, profile, overrides) -> None:
       sws build embed -c paper embed.workers=8 embed.num_gpus=1
     """
     from sws.index import SwsIndexError, embed_corpus
-    from sws.index.config import embed_options, embedder_spec
 
     cfg = resolve_config(profile, overrides)
     _start_ray(cfg)
@@ -90,7 +92,6 @@ def build_index_command(corpus, out, vectors, profile, overrides) -> None:
 def run_index_build(cfg, corpus: str, out: str, vectors: str | None = None) -> dict:
     """Build the indexes as configured (embedding on Ray unless ``vectors`` is given); errors become CLI errors."""
     from sws.index import SwsIndexError, build_index
-    from sws.index.config import embed_options, embedder_spec, make_indexers
 
     try:
         keyword, dense = make_indexers(cfg.index)
@@ -107,6 +108,35 @@ def run_index_build(cfg, corpus: str, out: str, vectors: str | None = None) -> d
         )
     except (SwsIndexError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
+    """``make_embedder`` keyword arguments."""
+    return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
+
+
+def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:
+    """``embed_corpus`` keyword arguments (besides corpus, output and embedder)."""
+    return {k: v for k, v in asdict(cfg).items() if k != "out"}
+
+
+def make_indexers(cfg: IndexConfig):
+    """The (TantivyIndexer, FaissIndexer) pair for a config."""
+    from sws.index.dense import FaissIndexer
+    from sws.index.keyword import TantivyIndexer
+
+    k, d = cfg.keyword, cfg.dense
+    return (
+        TantivyIndexer(tokenizer=k.tokenizer, threads=k.threads, heap_mb=k.heap_mb),
+        FaissIndexer(
+            m=d.m,
+            ef_construction=d.ef_construction,
+            ef_search=d.ef_search,
+            shard_rows=d.shard_rows,
+            threads=d.threads,
+            builder=d.builder,
+        ),
+    )
 
 
 @click.command("search")

@@ -8,6 +8,7 @@ from dataclasses import replace
 import click
 
 from sws.cli.options import config_option, overrides_argument, resolve_config, verify_option
+from sws.config import apply_overrides
 
 
 def _serve_package():
@@ -74,13 +75,13 @@ def serve(
         -d '{"name": "search", "arguments": "{\\"query\\": \\"Ada Lovelace\\", \\"top_k\\": 3}"}'
     """
     launch = _serve_package()
-    from serve.retrieval import apply_overrides, load_serve_config
+    from serve.retrieval import load_serve_config
 
     serve_overrides = [o.removeprefix("serve.") for o in overrides if o.startswith("serve.")]
     cfg = resolve_config(profile, tuple(o for o in overrides if not o.startswith("serve.")))
     try:
         settings = load_serve_config(getattr(cfg, "serve", None))
-        settings = apply_overrides(settings, serve_overrides)
+        settings = apply_overrides(settings, serve_overrides, "serve")
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     index_cfg = getattr(cfg, "index", None)

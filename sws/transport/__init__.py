@@ -1,5 +1,5 @@
 """One tool client for the agent: ``call_tool(name, arguments_json)`` in-process, through a Serve deployment
-handle, or over HTTP, chosen by config (``sws.serving_config.ToolClientConfig``), with timeouts and retries.
+handle, or over HTTP, chosen by config (``sws.config.ToolClientConfig``), with timeouts and retries.
 
 Every client also has ``async acall_tool`` (awaited by ``sws.agent.ToolRunner``) and ``close()``. Observations
 are byte-identical across the three (tests pin it). Errors: the model's mistakes are observations; input
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from sws.serving_config import TRANSPORTS, ToolClientConfig, merge_section
+from sws.config import TRANSPORTS, ToolClientConfig, merge_section
 from sws.transport.calls import BackendFailure, GuardedBackend, call_tool, guarded_tools
 from sws.transport.handle import HandleTools
 from sws.transport.http import HttpTools, ToolRequestError

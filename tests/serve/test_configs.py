@@ -11,8 +11,15 @@ import pytest
 import yaml
 
 from serve.llm import load_llm_config
-from serve.retrieval import apply_overrides, build_app, load_serve_config
-from sws.serving_config import LLMServeConfig, ServeConfig, ToolClientConfig, merge_section, profile_section
+from serve.retrieval import build_app, load_serve_config
+from sws.config import (
+    LLMServeConfig,
+    ServeConfig,
+    ToolClientConfig,
+    apply_overrides,
+    merge_section,
+    profile_section,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE_CONFIGS = sorted((REPO / "configs" / "serve").glob("*.yaml"))
@@ -72,11 +79,16 @@ def test_app_args_are_typed():
     for bad in ({"indx": "/x"}, {"port": "eighty"}, {"embedding": {"num_gpus": "many"}}):
         with pytest.raises(ValueError, match="invalid serve settings"):
             load_serve_config(bad)
-    assert apply_overrides(cfg, ["max_queued_requests=7", "embedding.batching=true"]).max_queued_requests == 7
+    assert (
+        apply_overrides(
+            cfg, ["max_queued_requests=7", "embedding.batching=true"], "serve"
+        ).max_queued_requests
+        == 7
+    )
     with pytest.raises(ValueError):
-        apply_overrides(cfg, ["no_such_key=1"])
+        apply_overrides(cfg, ["no_such_key=1"], "serve")
     with pytest.raises(ValueError):
-        apply_overrides(cfg, ["max_queued_requests"])
+        apply_overrides(cfg, ["max_queued_requests"], "serve")
 
 
 def test_build_app_checks_the_index(tmp_path, serve_index):

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from serve.llm import INSTALL_HINT, build_app, llm_config, load_llm_config, parsers
-from sws.serving_config import AutoscalingSettings, LLMServeConfig
+from sws.config import AutoscalingSettings, LLMServeConfig
 
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
 

@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from serve.launch import free_port
 from sws.agent import FatalToolError, ToolRunner
-from sws.serving_config import ToolClientConfig
+from sws.config import ToolClientConfig
 from sws.transport import (
     HandleTools,
     HttpTools,

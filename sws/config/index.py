@@ -1,5 +1,4 @@
-"""Structured configs of the retrieval stages (wired into ``sws.config.SwsConfig`` as
-``embedder``, ``embed`` and ``index``), and their translation into library arguments."""
+"""The retrieval build's sections: ``embedder``, ``embed`` (``sws build embed``) and ``index`` (``sws build index``)."""
 
 from __future__ import annotations
 
@@ -60,39 +59,3 @@ class IndexConfig:
     keyword: KeywordIndexConfig = field(default_factory=KeywordIndexConfig)
     dense: DenseIndexConfig = field(default_factory=DenseIndexConfig)
     verify_on_open: bool = False  # sws serve / eval: check every file's checksum first (sizes always)
-
-
-def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
-    """``make_embedder`` keyword arguments."""
-    return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
-
-
-def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:
-    """``embed_corpus`` keyword arguments (besides corpus, output and embedder)."""
-    return {
-        "workers": cfg.workers,
-        "num_cpus": cfg.num_cpus,
-        "num_gpus": cfg.num_gpus,
-        "threads": cfg.threads,
-        "rows_per_unit": cfg.rows_per_unit,
-        "dtype": cfg.dtype,
-    }
-
-
-def make_indexers(cfg: IndexConfig):
-    """The (TantivyIndexer, FaissIndexer) pair for a config."""
-    from sws.index.dense import FaissIndexer
-    from sws.index.keyword import TantivyIndexer
-
-    k, d = cfg.keyword, cfg.dense
-    return (
-        TantivyIndexer(tokenizer=k.tokenizer, threads=k.threads, heap_mb=k.heap_mb),
-        FaissIndexer(
-            m=d.m,
-            ef_construction=d.ef_construction,
-            ef_search=d.ef_search,
-            shard_rows=d.shard_rows,
-            threads=d.threads,
-            builder=d.builder,
-        ),
-    )

@@ -1,8 +1,6 @@
-"""Structured configs of the serving side: the retrieval service (``serve``), the actor LLM (``llm``) and the
-agent's tool client (``tools``). Wire them into ``sws.config.SwsConfig`` as those three fields.
-
-Like the other structured configs they are plain dataclasses that OmegaConf validates; the Serve application
-builders (``serve/retrieval.py``, ``serve/llm.py``) accept the same fields as their typed ``args``.
+"""The serving sections: the retrieval service (``serve``), the actor LLM (``llm``) and the agent's tool client
+(``tools``). The Serve application builders (``serve/retrieval.py``, ``serve/llm.py``) accept the same fields as
+their typed ``args`` (``sws.config.merge_section``).
 """
 
 from __future__ import annotations
@@ -128,46 +126,3 @@ class LLMServeConfig:
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # any other vLLM engine argument
     route_prefix: str = "/"
     app_name: str = "llm"
-
-
-def profile_section(profile: str, key: str) -> dict[str, Any]:
-    """The ``key:`` mapping of a config profile (a name in ``sws/configs`` or a YAML path), {} if it has none.
-
-    Lets a Serve application take its settings from ``configs/paper.yaml`` (``args: {profile: paper}``).
-
-    Raises:
-        ValueError: no such profile.
-    """
-    from pathlib import Path
-
-    from omegaconf import OmegaConf
-
-    from sws.config import PROFILES_DIR
-
-    path = Path(profile)
-    if not path.suffix:
-        path = PROFILES_DIR / f"{profile}.yaml"
-    if not path.is_file():
-        raise ValueError(f"config profile {profile!r} not found")
-    section = OmegaConf.load(path).get(key)
-    return OmegaConf.to_container(section, resolve=True) if section is not None else {}
-
-
-def merge_section(schema: type, args: Any, key: str) -> Any:
-    """``args`` (a ``schema`` instance, a dict, or None) validated against ``schema``; a ``profile`` entry
-    first loads that profile's ``key:`` section, the other entries override it.
-
-    Raises:
-        ValueError: unknown keys, wrong types, unknown profile.
-    """
-    if isinstance(args, schema):
-        return args
-    from omegaconf import OmegaConf
-
-    args = dict(args or {})
-    base = profile_section(args.pop("profile"), key) if args.get("profile") else {}
-    try:
-        merged = OmegaConf.merge(OmegaConf.structured(schema), base, args)
-    except Exception as exc:  # omegaconf raises several error types; all mean "bad config"
-        raise ValueError(f"invalid {key} settings: {exc}") from exc
-    return OmegaConf.to_object(merged)

@@ -1,5 +1,4 @@
-"""Structured config of an evaluation run (``sws eval``, ``ray_jobs/evaluate.py``), wired into
-``sws.config.SwsConfig`` as ``eval``."""
+"""The ``eval`` section: an evaluation run (``sws eval``, ``ray_jobs/evaluate.py``)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,62 @@
+"""OmegaConf structured configs: the single description of a run.
+
+Sections are typed dataclasses, one module per stage (``corpus``, ``index``, ``serving``, ``eval``), gathered
+in ``run.SwsConfig``; ``loader`` reads profiles and ``key=value`` overrides for the CLI, the Ray jobs and the
+Serve application builders alike.
+"""
+
+from sws.config.corpus import ChunkConfig, CleanConfig, CorpusConfig, DumpConfig
+from sws.config.eval import EvalConfig
+from sws.config.index import DenseIndexConfig, EmbedderConfig, EmbedJobConfig, IndexConfig, KeywordIndexConfig
+from sws.config.loader import (
+    PROFILES_DIR,
+    apply_overrides,
+    bundled_sample_dump,
+    load_config,
+    merge_section,
+    profile_section,
+    to_dict,
+)
+from sws.config.run import RayConfig, SwsConfig
+from sws.config.serving import (
+    DEFAULT_PORT,
+    INGRESS_MODES,
+    TRANSPORTS,
+    AutoscalingSettings,
+    LLMServeConfig,
+    QueryEmbeddingConfig,
+    ServeConfig,
+    ToolClientConfig,
+    ToolOptions,
+)
+
+__all__ = [
+    "DEFAULT_PORT",
+    "INGRESS_MODES",
+    "PROFILES_DIR",
+    "TRANSPORTS",
+    "AutoscalingSettings",
+    "ChunkConfig",
+    "CleanConfig",
+    "CorpusConfig",
+    "DenseIndexConfig",
+    "DumpConfig",
+    "EmbedJobConfig",
+    "EmbedderConfig",
+    "EvalConfig",
+    "IndexConfig",
+    "KeywordIndexConfig",
+    "LLMServeConfig",
+    "QueryEmbeddingConfig",
+    "RayConfig",
+    "ServeConfig",
+    "SwsConfig",
+    "ToolClientConfig",
+    "ToolOptions",
+    "apply_overrides",
+    "bundled_sample_dump",
+    "load_config",
+    "merge_section",
+    "profile_section",
+    "to_dict",
+]
