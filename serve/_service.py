@@ -25,7 +25,7 @@ from serve._requests import OpenUrlRequest, RandomRequest, RequestError, SearchR
 from sws.env import NO_RESULTS, SearchArgs, chunk_url, parse_arguments
 from sws.env.urls import WIKI_BASE_URL
 from sws.index.embedders.base import format_query
-from sws.search.types import Hit
+from sws.types import Hit
 from sws.transport.calls import BackendFailure, call_tool, guarded_tools
 
 
