@@ -30,8 +30,9 @@ import numpy as np
 from ray import serve
 from ray.serve.config import BackpressureConfig
 
-from serve._service import Limits, RetrievalService, versions
+from serve._service import Limits, RetrievalService
 from sws.index.embedders import Embedder
+from sws.manifest import versions
 from sws.serving_config import AutoscalingSettings, ServeConfig, merge_section
 
 

@@ -270,12 +270,16 @@ def environment_fingerprint(tools_cfg, index_dir: str) -> str:
     """The fingerprint of the environment the episodes see: the index's (in process) or the service's."""
     import httpx
 
-    from sws.manifest import read_manifest
+    from sws.index import SwsIndexError
+    from sws.index.manifest import read_manifest
 
     if tools_cfg.transport == "http":
         info = httpx.get(f"{tools_cfg.url.rstrip('/')}/info", timeout=30).json()
         return info.get("fingerprint") or info.get("index", {}).get("fingerprint") or "unknown"
-    return read_manifest(index_dir)["fingerprint"]
+    try:
+        return read_manifest(Path(index_dir))["fingerprint"]
+    except SwsIndexError as exc:
+        raise StageError(str(exc)) from exc
 
 
 def job_arguments(description: str, options: dict[str, dict]):

@@ -17,7 +17,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from sws.corpus.dump import DumpError, DumpUnit, plan_units
-from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path, write_atomically
+from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path
+from sws.io import write_text_atomically
 from sws.manifest import describe_input, fingerprint, versions
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def _plan(
             f"{out_dir} holds a corpus built from other inputs or another config "
             f"(fingerprint {previous['fingerprint']} != {plan['fingerprint']}); use a new --out directory"
         )
-    write_atomically(plan_path, lambda tmp: tmp.write_text(json.dumps(plan, indent=1)))
+    write_text_atomically(plan_path, json.dumps(plan, indent=1))
     return plan
 
 
@@ -254,5 +255,5 @@ def _write_manifest(
         },
         "versions": versions(),
     }
-    write_atomically(out_dir / "manifest.json", lambda tmp: tmp.write_text(json.dumps(manifest, indent=1)))
+    write_text_atomically(out_dir / "manifest.json", json.dumps(manifest, indent=1))
     return manifest
