@@ -19,9 +19,10 @@ import numpy as np
 import pyarrow as pa
 from index_common import load_leads, load_queries, percentiles, synthetic_corpus
 
+from sws.config import DenseIndexConfig, EmbedJobConfig, IndexConfig
 from sws.index import WikiIndex
-from sws.index.config import DenseIndexConfig, EmbedJobConfig, IndexConfig, embed_options, make_indexers
 from sws.index.embedders.hashing import HashingEmbedder
+from sws.stages import embed_options, make_indexers
 
 TOP_K = 10
 

@@ -3,11 +3,36 @@
     ray job submit --working-dir . -- python ray_jobs/build_corpus.py -c paper --out /mnt/corpus
     ray job submit -- python ray_jobs/build_corpus.py --dump /data/enwiki.xml.bz2 --out /mnt/corpus ray.address=auto
 
-The same code as ``sws build corpus``; inside a submitted job Ray is joined through ``RAY_ADDRESS``. Safe to
-resubmit: finished shards are skipped.
+The same stage as ``sws build corpus`` (``sws.stages.build_corpus``); inside a submitted job Ray is joined
+through ``RAY_ADDRESS``. Safe to resubmit: finished shards are skipped.
 """
 
-from sws.cli.build import corpus_command
+import json
+
+from sws import stages
+
+
+def main() -> None:
+    args = stages.job_arguments(
+        __doc__,
+        {
+            "--dump": {"dest": "dumps", "action": "append", "default": []},
+            "--multistream-index": {"dest": "index_paths", "action": "append", "default": []},
+            "--out": {},
+        },
+    )
+    cfg = args.cfg
+    if args.dumps:
+        stages.use_dumps(
+            cfg,
+            args.dumps,
+            args.index_paths,
+            any(o.startswith("dump.fetch_manifest=") for o in args.overrides),
+        )
+    manifest = stages.build_corpus(cfg, args.out or cfg.corpus.out, progress=False)
+    print(json.dumps(stages.corpus_summary(manifest), indent=1))
+    stages.check_corpus_complete(manifest)
+
 
 if __name__ == "__main__":
-    corpus_command(prog_name="build_corpus")
+    stages.run_job(main)

@@ -3,11 +3,23 @@
     ray job submit --working-dir . -- python ray_jobs/build_index.py -c paper --corpus /mnt/corpus --out /mnt/index
     ray job submit -- python ray_jobs/build_index.py --vectors /mnt/vectors --out /mnt/index index.dense.shard_rows=4000000
 
-The same code as ``sws build index``. Safe to resubmit: finished vector units and finished index parts built
-from the same inputs are kept; the manifest is written last.
+The same stage as ``sws build index`` (``sws.stages.build_index``). Safe to resubmit: finished vector units
+and finished index parts built from the same inputs are kept; the manifest is written last.
 """
 
-from sws.cli.index import build_index_command
+import json
+
+from sws import stages
+
+
+def main() -> None:
+    args = stages.job_arguments(__doc__, {"--corpus": {}, "--out": {}, "--vectors": {}})
+    cfg = args.cfg
+    manifest = stages.build_index(
+        cfg, args.corpus or cfg.corpus.out, args.out or cfg.index.out, args.vectors or cfg.index.vectors
+    )
+    print(json.dumps(stages.index_summary(manifest), indent=1))
+
 
 if __name__ == "__main__":
-    build_index_command(prog_name="build_index")
+    stages.run_job(main)

@@ -3,11 +3,23 @@
     ray job submit --working-dir . -- python ray_jobs/embed.py -c paper --corpus /mnt/corpus --out /mnt/vectors
     ray job submit -- python ray_jobs/embed.py embed.workers=8 embed.num_gpus=1 embedder.kind=qwen3
 
-The same code as ``sws build embed``; inside a submitted job Ray is joined through ``RAY_ADDRESS``. Safe to
-resubmit: finished vector units are kept.
+The same stage as ``sws build embed`` (``sws.stages.embed``); inside a submitted job Ray is joined through
+``RAY_ADDRESS``. Safe to resubmit: finished vector units are kept.
 """
 
-from sws.cli.index import embed_command
+import json
+
+from sws import stages
+
+
+def main() -> None:
+    args = stages.job_arguments(__doc__, {"--corpus": {}, "--out": {}})
+    cfg = args.cfg
+    m = stages.embed(cfg, args.corpus or cfg.corpus.out, args.out or cfg.embed.out).manifest
+    print(
+        json.dumps({k: m[k] for k in ("fingerprint", "rows", "dim", "dtype", "tokens", "last_run")}, indent=1)
+    )
+
 
 if __name__ == "__main__":
-    embed_command(prog_name="embed")
+    stages.run_job(main)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,8 +24,8 @@ from serve._requests import OpenUrlRequest, RandomRequest, RequestError, SearchR
 from sws.env import NO_RESULTS, SearchArgs, chunk_url, parse_arguments
 from sws.env.urls import WIKI_BASE_URL
 from sws.index.embedders.base import format_query
-from sws.search.types import Hit
 from sws.transport.calls import BackendFailure, call_tool, guarded_tools
+from sws.types import Hit
 
 
 @dataclass(frozen=True)
@@ -292,16 +291,3 @@ def _request(model: Any, arguments: Any) -> Any:
         return validated(model, arguments)
     except RequestError as exc:
         raise ServiceError(422, "invalid_request", str(exc)) from exc
-
-
-def versions() -> dict[str, str]:
-    """Library versions reported by ``GET /info``."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {"python": platform.python_version()}
-    for package in ("sws", "ray", "tantivy", "faiss-cpu", "faiss-gpu-cuvs", "mcp", "starlette", "torch"):
-        try:
-            found[package] = version(package)
-        except PackageNotFoundError:
-            continue
-    return found

@@ -30,9 +30,10 @@ import numpy as np
 from ray import serve
 from ray.serve.config import BackpressureConfig
 
-from serve._service import Limits, RetrievalService, versions
+from serve._service import Limits, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
 from sws.index.embedders import Embedder
+from sws.manifest import versions
 
 
 def load_serve_config(args: ServeConfig | dict[str, Any] | None) -> ServeConfig:

@@ -18,7 +18,10 @@ VERSIONED_PACKAGES = (
     "tokenizers",
     "tantivy",
     "faiss-cpu",
+    "faiss-gpu-cuvs",
     "torch",
+    "mcp",
+    "starlette",
 )
 
 
@@ -30,10 +33,6 @@ def file_digests(path: str | Path, algorithms=("sha256",), block: int = 1 << 22)
             for hasher in hashers.values():
                 hasher.update(chunk)
     return {a: h.hexdigest() for a, h in hashers.items()}
-
-
-def file_sha256(path: str | Path, block: int = 1 << 22) -> str:
-    return file_digests(path, ("sha256",), block)["sha256"]
 
 
 def describe_input(path: str | Path, extra_digests=()) -> dict:
@@ -48,7 +47,8 @@ def describe_input(path: str | Path, extra_digests=()) -> dict:
     }
 
 
-def versions() -> dict:
+def versions() -> dict[str, str]:
+    """Python's and the installed libraries' versions, recorded in every manifest and by ``GET /info``."""
     found = {"python": platform.python_version()}
     for name in VERSIONED_PACKAGES:
         try:
@@ -62,10 +62,3 @@ def fingerprint(*parts) -> str:
     """A short stable hash of JSON-serialisable parts (sorted keys)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def read_manifest(directory: str | Path) -> dict:
-    path = Path(directory) / "manifest.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"no manifest.json in {directory}: not a finished sws output directory")
-    return json.loads(path.read_text())

@@ -1,4 +1,4 @@
-"""Shared fixtures: real dump samples, an isolated SWS_HOME, and one local Ray per test session."""
+"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache), and one local Ray per test session."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ WIKI_SAMPLES = sorted(
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SWS_HOME", str(tmp_path_factory.mktemp("sws-home")))
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SWS_CACHE", str(tmp_path_factory.mktemp("sws-cache")))
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ def test_quickstart_runs_the_whole_chain(tmp_path):
         assert step in out
     assert '"articles": 106' in out and "# Actrius (chunk 1/1)" in out
     assert "| heuristic-baseline-no-llm | 3 |" in out
+    assert "| n/a (no judge) |" in out and '"gpt_judge": null' in out  # no judge ran: no 0.00 score
     run = json.loads((tmp_path / "runs" / "bamboogle" / "run.json").read_text())
     index = json.loads((tmp_path / "index" / "manifest.json").read_text())
     assert run["fingerprint"] == index["fingerprint"] and run["model"] == "heuristic-baseline-no-llm"

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import json
-import os
 from pathlib import Path
 
 import click
 
-from sws.cli.index import verify_index_files
-from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config, verify_option
+from sws import stages
+from sws.cli.options import (
+    OUT_DIR,
+    config_option,
+    one_line_errors,
+    overrides_argument,
+    resolve_config,
+    verify_option,
+)
 
 
 @click.command("eval")
@@ -68,116 +72,22 @@ def eval_command(
                --llm-base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3.5-9B --tools-url http://127.0.0.1:11536
     """
     cfg = resolve_config(profile, overrides)
-    e = cfg.eval
-    if tools_url:
-        cfg.tools.transport, cfg.tools.url = "http", tools_url
-    cfg.index.verify_on_open |= verify
-    summary = run_eval(
-        cfg,
-        dataset=dataset,
-        data_path=data_path,
-        subset=subset or e.subset,
-        llm_base_url=llm_base_url or e.llm_base_url,
-        model=model or e.model,
-        out=out,
-        index_dir=index_dir or cfg.tools.index or cfg.index.out,
-        limit=limit,
-        repair=repair,
-    )
+    with one_line_errors():
+        summary = stages.evaluate(
+            cfg,
+            dataset=dataset,
+            data_path=data_path,
+            subset=subset,
+            llm_base_url=llm_base_url,
+            model=model,
+            out=out,
+            index_dir=index_dir,
+            tools_url=tools_url,
+            limit=limit,
+            repair=repair,
+            verify=verify,
+        )
     click.echo(json.dumps(summary, indent=1))
-
-
-def run_eval(
-    cfg, *, dataset, data_path, subset, llm_base_url, model, out, index_dir, limit=None, repair=False
-) -> dict:
-    """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
-
-    In process, ``index.verify_on_open`` checks the index files' checksums here, once, before the workers
-    open the index (sizes only).
-    """
-    from sws.agent import HEURISTIC_MODEL, AgentConfig
-    from sws.eval.datasets import DatasetError, canonical_dataset, load_dataset, select
-    from sws.eval.results import DamagedPartError, RunMismatchError
-    from sws.eval.runner import run_evaluation
-    from sws.raykit import init_ray
-    from sws.transport import tool_client_factory
-
-    e = cfg.eval
-    try:
-        dataset = canonical_dataset(dataset)
-        items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
-    except DatasetError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
-        verify_index_files(cfg.tools.index or index_dir)
-    with _llm_endpoint(llm_base_url, index_dir) as base_url:
-        model = model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
-        if not model:
-            raise click.UsageError("--model is required with --llm-base-url")
-        out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
-        init_ray(cfg.ray.address, cfg.ray.num_cpus)
-        judge = None
-        if e.judge:
-            judge = {
-                "model": e.judge_model,
-                "base_url": e.judge_base_url,
-                "variant": e.judge_variant,
-                "api_key": os.environ.get(e.judge_api_key_env),
-            }
-        try:
-            summary = run_evaluation(
-                items,
-                out,
-                config=AgentConfig(model=model),
-                llm={
-                    "base_url": base_url,
-                    "api_key": os.environ.get(e.api_key_env, "EMPTY"),
-                    "max_concurrency": e.max_concurrency,
-                    "timeout": e.timeout_s,
-                },
-                tools_factory=tool_client_factory(cfg.tools, index=index_dir),
-                fingerprint=environment_fingerprint(cfg.tools, index_dir),
-                judge=judge,
-                dataset=dataset,
-                subset=subset,
-                workers=e.workers,
-                episodes_per_worker=e.episodes_per_worker,
-                worker_num_cpus=e.worker_num_cpus,
-                repair=repair,
-            )
-        except RunMismatchError as exc:
-            raise click.ClickException(str(exc)) from exc
-        except DamagedPartError as exc:
-            raise click.ClickException(
-                f"{exc}; rerun with --repair to move damaged parts to {Path(out) / 'damaged'} and run their "
-                "episodes again"
-            ) from exc
-    return {"out": out, "model": model, **dataclasses.asdict(summary)}
-
-
-@contextlib.contextmanager
-def _llm_endpoint(base_url: str | None, index_dir: str):
-    """The given endpoint, or the scripted heuristic baseline on 127.0.0.1 (search, open, submit; no LLM)."""
-    if base_url:
-        yield base_url
-        return
-    from sws.agent.scripted_server import ScriptedLLMServer
-
-    click.echo("no --llm-base-url: running the heuristic baseline (no LLM), labelled as such", err=True)
-    with ScriptedLLMServer(policy="heuristic") as server:
-        yield server.url
-
-
-def environment_fingerprint(tools_cfg, index_dir: str) -> str:
-    """The fingerprint of the environment the episodes see: the index's (in process) or the service's."""
-    import httpx
-
-    from sws.manifest import read_manifest
-
-    if tools_cfg.transport == "http":
-        info = httpx.get(f"{tools_cfg.url.rstrip('/')}/info", timeout=30).json()
-        return info.get("fingerprint") or info.get("index", {}).get("fingerprint") or "unknown"
-    return read_manifest(index_dir)["fingerprint"]
 
 
 @click.command("report")

@@ -37,9 +37,13 @@ class _EchoHandler(logging.Handler):
     """Library warnings (retries, mirrors tried) as ``warning: …`` lines on the current stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        from tqdm import tqdm
+        _warn(record.getMessage())
 
-        tqdm.write(f"warning: {record.getMessage()}", file=sys.stderr)  # above any progress bar
+
+def _warn(message: str) -> None:
+    from tqdm import tqdm
+
+    tqdm.write(f"warning: {message}", file=sys.stderr)  # above any progress bar
 
 
 def _show_warnings() -> None:
@@ -58,6 +62,24 @@ def _one_line_errors() -> Iterator[None]:
         yield
     except (FetchError, FetchManifestError, DatasetError) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _loads_as_dataset(path: Path, source) -> dict:
+    """A fetched QA file, loaded as the evaluation will (its manifest entry: item count, random_300 ids)."""
+    from sws.eval.datasets import DatasetError, dataset_summary
+    from sws.fetch import FetchError
+
+    try:
+        summary = dataset_summary(path, source.dataset, seed=42)
+    except DatasetError as exc:
+        raise FetchError(
+            f"{path} was downloaded but the {source.dataset} loader cannot read it: {exc}"
+        ) from exc
+    if summary["items"] != source.items:
+        _warn(
+            f"{path.name}: the loader reads {summary['items']} items; the published {source.split} has {source.items}"
+        )
+    return {"items": summary["items"], "expected_items": source.items, "random_300": summary["random_300"]}
 
 
 def _fetcher(retries: int, backoff: float, progress: bool):
@@ -245,15 +267,16 @@ def datasets_command(names, out, mirror, dry_run, retries, backoff, progress) ->
       sws fetch datasets --out data/qa
       sws fetch datasets --name hotpotqa --name 2wiki --dry-run
     """
+    from sws.eval.datasets import canonical_dataset
     from sws.fetch import fetch_datasets, plan_datasets, qa_sources
 
     out_dir = Path(out)
     with _one_line_errors(), _fetcher(retries, backoff, progress) as http:
-        sources = qa_sources(names)
+        sources = qa_sources(canonical_dataset(n) for n in names)
         if dry_run:
             _print_plan(plan_datasets(http, sources, mirror), out_dir, f"{len(sources)} QA dataset(s)")
             return
-        results = fetch_datasets(http, sources, out_dir, mirror)
+        results = fetch_datasets(http, sources, out_dir, mirror, check=_loads_as_dataset)
     summary = {
         "out": str(out_dir),
         "manifest": str(out_dir / "fetch-manifest.json"),

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import click
 
-from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config, verify_option
-from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig
+from sws import stages
+from sws.cli.options import (
+    OUT_DIR,
+    config_option,
+    one_line_errors,
+    overrides_argument,
+    resolve_config,
+    verify_option,
+)
 
 index_option = click.option(
     "--index",
@@ -35,19 +40,9 @@ def embed_command(corpus, out, profile, overrides) -> None:
       sws build embed --corpus sws-out/corpus --out sws-out/vectors
       sws build embed -c paper embed.workers=8 embed.num_gpus=1
     """
-    from sws.index import SwsIndexError, embed_corpus
-
     cfg = resolve_config(profile, overrides)
-    _start_ray(cfg)
-    try:
-        vectors = embed_corpus(
-            corpus or cfg.corpus.out,
-            out or cfg.embed.out,
-            embedder_spec(cfg.embedder),
-            **embed_options(cfg.embed),
-        )
-    except (SwsIndexError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    with one_line_errors():
+        vectors = stages.embed(cfg, corpus or cfg.corpus.out, out or cfg.embed.out)
     m = vectors.manifest
     click.echo(
         json.dumps({k: m[k] for k in ("fingerprint", "rows", "dim", "dtype", "tokens", "last_run")}, indent=1)
@@ -69,74 +64,11 @@ def build_index_command(corpus, out, vectors, profile, overrides) -> None:
       sws build index --vectors sws-out/vectors index.dense.m=48
     """
     cfg = resolve_config(profile, overrides)
-    manifest = run_index_build(
-        cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors
-    )
-    click.echo(
-        json.dumps(
-            {
-                "fingerprint": manifest["fingerprint"],
-                "chunks": manifest["corpus"]["chunks"],
-                "pages": manifest["keyword"]["pages"],
-                "redirects": manifest["keyword"]["redirects"],
-                "embedder": manifest["embedder"]["spec"]["model"],
-                "dim": manifest["embedder"]["dim"],
-                "shards": len(manifest["dense"]["shards"]),
-                "seconds": manifest["seconds"],
-            },
-            indent=1,
+    with one_line_errors():
+        manifest = stages.build_index(
+            cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors
         )
-    )
-
-
-def run_index_build(cfg, corpus: str, out: str, vectors: str | None = None) -> dict:
-    """Build the indexes as configured (embedding on Ray unless ``vectors`` is given); errors become CLI errors."""
-    from sws.index import SwsIndexError, build_index
-
-    try:
-        keyword, dense = make_indexers(cfg.index)
-        if not vectors:
-            _start_ray(cfg)
-        return build_index(
-            corpus,
-            out,
-            embedder=None if vectors else embedder_spec(cfg.embedder),
-            vectors_dir=vectors,
-            keyword=keyword,
-            dense=dense,
-            embed_options=embed_options(cfg.embed),
-        )
-    except (SwsIndexError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
-def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
-    """``make_embedder`` keyword arguments."""
-    return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
-
-
-def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:
-    """``embed_corpus`` keyword arguments (besides corpus, output and embedder)."""
-    return {k: v for k, v in asdict(cfg).items() if k != "out"}
-
-
-def make_indexers(cfg: IndexConfig):
-    """The (TantivyIndexer, FaissIndexer) pair for a config."""
-    from sws.index.dense import FaissIndexer
-    from sws.index.keyword import TantivyIndexer
-
-    k, d = cfg.keyword, cfg.dense
-    return (
-        TantivyIndexer(tokenizer=k.tokenizer, threads=k.threads, heap_mb=k.heap_mb),
-        FaissIndexer(
-            m=d.m,
-            ef_construction=d.ef_construction,
-            ef_search=d.ef_search,
-            shard_rows=d.shard_rows,
-            threads=d.threads,
-            builder=d.builder,
-        ),
-    )
+    click.echo(json.dumps(stages.index_summary(manifest), indent=1))
 
 
 @click.command("search")
@@ -187,29 +119,9 @@ def verify_command(index_dir) -> None:
     Examples:
       sws index verify sws-out/index
     """
-    summary = verify_index_files(index_dir, require_checksums=True)
+    with one_line_errors():
+        summary = stages.verify_index_files(index_dir, require_checksums=True)
     click.echo(json.dumps({**summary, "status": "ok"}, indent=1))
-
-
-def verify_index_files(index_dir: str, *, require_checksums: bool = False) -> dict:
-    """``sws.index.manifest.verify_index`` with one-line CLI errors; an index without checksums is an
-    error with ``require_checksums``, else a warning on stderr (its sizes were checked)."""
-    from sws.index import SwsIndexError
-    from sws.index.manifest import verify_index
-
-    try:
-        summary = verify_index(Path(index_dir))
-    except SwsIndexError as exc:
-        raise click.ClickException(str(exc)) from exc
-    if summary["checksum"] is None:
-        message = (
-            f"{index_dir} records no checksums (built before sws recorded them): the sizes of its "
-            f"{summary['files']} files match, their contents cannot be checked; rebuild the index to record them"
-        )
-        if require_checksums:
-            raise click.ClickException(message)
-        click.echo(f"warning: {message}", err=True)
-    return summary
 
 
 class CliTools:
@@ -239,10 +151,3 @@ def open_tools(index_dir: str, verify: bool = False) -> CliTools:
         return CliTools(InProcessTools.open(Path(index_dir), verify=verify), index_dir)
     except SwsIndexError as exc:
         raise click.ClickException(str(exc)) from exc
-
-
-def _start_ray(cfg) -> None:
-    if cfg.embed.workers:
-        from sws.raykit import init_ray
-
-        init_ray(cfg.ray.address, cfg.ray.num_cpus)

@@ -1,5 +1,8 @@
 """Option decorators shared by the subcommands, so flags read the same everywhere."""
 
+import contextlib
+from collections.abc import Iterator
+
 import click
 
 from sws.config import SwsConfig, load_config
@@ -31,3 +34,14 @@ def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:
         return load_config(profile, overrides)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def one_line_errors() -> Iterator[None]:
+    """A stage's error as the CLI's one-line error (a usage error when the arguments are wrong)."""
+    from sws.stages import StageError
+
+    try:
+        yield
+    except StageError as exc:
+        raise (click.UsageError if exc.usage else click.ClickException)(str(exc)) from exc

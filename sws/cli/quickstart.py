@@ -8,10 +8,9 @@ from pathlib import Path
 
 import click
 
-from sws.cli.build import check_complete, run_corpus_build, summary
-from sws.cli.evaluate import run_eval
-from sws.cli.index import open_tools, run_index_build
-from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
+from sws import stages
+from sws.cli.index import open_tools
+from sws.cli.options import OUT_DIR, config_option, one_line_errors, overrides_argument, resolve_config
 
 DEMO_SEARCHES = (
     {"query": "anarchism political philosophy", "top_k": 3},
@@ -34,11 +33,12 @@ def quickstart(out, questions, profile, overrides) -> None:
     cfg = resolve_config(profile, overrides)
     corpus_dir, index_dir = Path(out) / "corpus", Path(out) / "index"
     click.echo(f"[1/5] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
-    manifest = run_corpus_build(cfg, str(corpus_dir))
-    check_complete(manifest)
-    click.echo(json.dumps(summary(manifest), indent=1))
-    click.echo(f"\n[2/5] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
-    index = run_index_build(cfg, str(corpus_dir), str(index_dir))
+    with one_line_errors():
+        manifest = stages.build_corpus(cfg, str(corpus_dir))
+        stages.check_corpus_complete(manifest)
+        click.echo(json.dumps(stages.corpus_summary(manifest), indent=1))
+        click.echo(f"\n[2/5] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
+        index = stages.build_index(cfg, str(corpus_dir), str(index_dir))
     click.echo(f"{index['corpus']['chunks']} chunks indexed, fingerprint {index['fingerprint']}")
     click.echo("\n[3/5] the tools, as the model sees them")
     tools = open_tools(str(index_dir))
@@ -73,17 +73,16 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
     click.echo(
         f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP"
     )
-    result = run_eval(
-        cfg,
-        dataset="bamboogle",
-        data_path=data,
-        subset="full_test",
-        llm_base_url=cfg.eval.llm_base_url,
-        model=cfg.eval.model,
-        out=str(out / "runs" / "bamboogle"),
-        index_dir=index_dir,
-        limit=questions,
-    )
+    with one_line_errors():
+        result = stages.evaluate(
+            cfg,
+            dataset="bamboogle",
+            data_path=data,
+            subset="full_test",
+            out=str(out / "runs" / "bamboogle"),
+            index_dir=index_dir,
+            limit=questions,
+        )
     click.echo(json.dumps(result, indent=1))
     for table in report_tables(collect([out / "runs"])):
         click.echo("\n" + table.markdown())

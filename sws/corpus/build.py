@@ -17,9 +17,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from sws.corpus.dump import DumpError, DumpUnit, plan_units
-from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path, write_atomically
-from sws.fetch.errors import FetchManifestError
-from sws.fetch.manifest import expected_digests
+from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path
+from sws.io import write_text_atomically
 from sws.manifest import describe_input, fingerprint, versions
 
 logger = logging.getLogger(__name__)
@@ -35,7 +34,7 @@ def _plan(
     index_paths: list[str],
     options: dict,
     streams_per_shard: int,
-    fetch_manifest: str | None = None,
+    expected: dict[str, dict] | None = None,
 ) -> dict:
     paths = dumps + index_paths
     plan_path = out_dir / "_plan.json"
@@ -45,10 +44,7 @@ def _plan(
         # Inputs are checked against their fetch manifest before anything reads them. Checksums of unchanged
         # files are not recomputed on resume; the manifest's digest (sha1 or md5) is computed in the same
         # read as sha256.
-        try:
-            expected = expected_digests(paths, fetch_manifest)
-        except FetchManifestError as exc:
-            raise CorpusBuildError(str(exc)) from exc
+        expected = expected or {}
         _check_sizes(expected)
         recorded = (
             previous["inputs"] if previous and _same_files(previous["inputs"], paths) else [{}] * len(paths)
@@ -72,7 +68,7 @@ def _plan(
             f"{out_dir} holds a corpus built from other inputs or another config "
             f"(fingerprint {previous['fingerprint']} != {plan['fingerprint']}); use a new --out directory"
         )
-    write_atomically(plan_path, lambda tmp: tmp.write_text(json.dumps(plan, indent=1)))
+    write_text_atomically(plan_path, json.dumps(plan, indent=1))
     return plan
 
 
@@ -128,7 +124,7 @@ def build_corpus(
     streams_per_shard: int = 20,
     workers: int | None = None,
     progress: bool = True,
-    fetch_manifest: str | None = None,
+    expected: dict[str, dict] | None = None,
 ) -> dict:
     """Build (or resume) the corpus of ``dumps`` in ``out_dir`` on the running Ray; returns the manifest.
 
@@ -141,8 +137,9 @@ def build_corpus(
         streams_per_shard: bz2 streams per work unit of a multistream dump.
         workers: actor-pool size (None: the cluster's CPU count).
         progress: show a progress bar.
-        fetch_manifest: a ``fetch-manifest.json`` that must list every input; None: the one next to each
-            input, if any. Inputs whose size or checksum differs from what it recorded are refused.
+        expected: what the inputs' fetch manifest recorded, by resolved path: ``{"bytes": n, <algorithm>:
+            hex, "manifest": path}`` (``sws.fetch.expected_digests``); an input whose size or checksum differs
+            is refused. None: the inputs are not checked.
 
     Raises:
         CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, an output
@@ -157,7 +154,7 @@ def build_corpus(
         raise CorpusBuildError(f"cannot create output directory {out_dir}: {exc.strerror}") from exc
     options = {"clean": dict(clean), "chunk": dict(chunk)}
     started = time.time()
-    plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard, fetch_manifest)
+    plan = _plan(out_dir, list(dumps), list(index_paths), options, streams_per_shard, expected)
     units = [DumpUnit(p, s, e) for p, s, e in plan["units"]]
     rebuilt = _damaged_shards(out_dir, len(units))
     pending = [i for i in range(len(units)) if not stats_path(out_dir, i).is_file()]
@@ -258,5 +255,5 @@ def _write_manifest(
         },
         "versions": versions(),
     }
-    write_atomically(out_dir / "manifest.json", lambda tmp: tmp.write_text(json.dumps(manifest, indent=1)))
+    write_text_atomically(out_dir / "manifest.json", json.dumps(manifest, indent=1))
     return manifest

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,7 @@ from sws.corpus.dump import DumpUnit, WikiDumpReader
 from sws.corpus.pages import Page
 from sws.corpus.tokens import token_counter
 from sws.corpus.wikitext import WikitextConverter
+from sws.io import write_atomically
 
 logger = logging.getLogger(__name__)
 TABLES = {"chunks": schema.CHUNKS, "docs": schema.DOCS, "redirects": schema.REDIRECTS}
@@ -59,14 +59,6 @@ def shard_damage(out_dir: str | Path, index: int) -> str | None:
         if rows != counts.get(key, 0):
             return f"{table}/{path.name} has {rows} rows, its stats record {counts.get(key, 0)}"
     return None
-
-
-def write_atomically(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` then rename onto ``path``: readers never see a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
 
 
 class CorpusShardBuilder:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from sws.env.urls import chunk_url
-from sws.search.types import Hit
+from sws.types import Hit
 
 NO_RESULTS = "No results found."
 SNIPPET_CHARS = 1024  # what the agent path always sends as max_chars_per_result

@@ -24,7 +24,7 @@ from sws.env.views import (
     render_article_view,
     render_chunk_view,
 )
-from sws.search.types import Chunk, Hit, SearchBackend
+from sws.types import Chunk, Hit, SearchBackend
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ class WikiTools:
     Stateless: as thread-safe as the backend.
 
     Args:
-        backend: the search engine (``sws.search.types.SearchBackend``).
+        backend: the search engine (``sws.types.SearchBackend``).
         max_top_k: upper clamp for ``top_k`` (the reference has none).
         max_query_chars: longer queries are an error observation (the reference has no bound).
         link_mode: ``"wikiid"`` (default, ``.../wiki/<page_id>#chunk-N``) or ``"title"`` hit links.

@@ -208,3 +208,21 @@ def select(items: Sequence[QAItem], subset: str = "full_test", *, seed: int = 42
     if Path(subset).is_file():
         return subset_by_ids(items, read_id_list(subset))
     raise DatasetError(f"unknown subset {subset!r} (full_test, random_300, or an id-list file)")
+
+
+def dataset_summary(path: str | Path, dataset: str, *, seed: int = 42) -> dict:
+    """Load a file as the evaluation will: its item count and the seeded ``random_300`` subset's fingerprint.
+
+    Raises:
+        DatasetError: the file does not read as ``dataset``.
+    """
+    items = load_dataset(path, dataset)
+    subset = select(items, "random_300", seed=seed)
+    return {
+        "items": len(items),
+        "random_300": {
+            "seed": seed,
+            "n": len(subset),
+            "ids_sha256": hashlib.sha256("\n".join(i.id for i in subset).encode()).hexdigest(),
+        },
+    }

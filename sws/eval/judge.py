@@ -20,6 +20,7 @@ import openai
 
 from sws.agent.llm import LLMEndpoint
 from sws.eval.metrics import exact_match
+from sws.io import write_text_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -167,10 +168,7 @@ class LLMJudge:
         except openai.OpenAIError as exc:  # after the retries
             logger.warning("judge call failed (not cached): %s: %s", type(exc).__name__, exc)
             return JudgeResult(None, None, "api")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(raw, encoding="utf-8")
-        tmp.replace(path)
+        write_text_atomically(path, raw)
         return JudgeResult(parse_verdict(raw), raw, "api")
 
     async def _call(self, prompt: str) -> str:

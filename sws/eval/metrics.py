@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 _PUNCTUATION = set(string.punctuation)
@@ -97,3 +97,15 @@ def score_answer(prediction: str, candidates: Sequence[str]) -> dict[str, float]
         "recall": f1.recall,
         "f1_bool": f1_bool(prediction, candidates),
     }
+
+
+NO_JUDGE = "n/a (no judge)"  # shown instead of a judge score when no episode has a verdict
+
+
+def judge_accuracy(verdicts: Iterable[int | None], n: int) -> float | None:
+    """LLM-judge accuracy over ``n`` items (an item without a verdict counts 0); None when no verdict was
+    recorded at all: no judge ran, and a 0 would read as a measured score."""
+    verdicts = [v for v in verdicts if v is not None]
+    if not verdicts:
+        return None
+    return sum(verdicts) / n if n else 0.0

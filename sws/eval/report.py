@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from sws.eval.datasets import DATASETS
+from sws.eval.metrics import NO_JUDGE, judge_accuracy
 from sws.eval.results import RUN_FILE, load_table
 
 DATASET_LABELS = {"2WikiMultiHopQA": "2Wiki"}
@@ -48,7 +49,7 @@ class RunStats:
     errored: int
     missing: int
     f1: float
-    judge: float
+    judge: float | None  # None: no episode has a judge verdict (no judge ran)
     submit_rate: float
     rounds: float
     search_calls: float
@@ -64,12 +65,18 @@ def run_stats(out_dir: str | Path) -> RunStats:
         DamagedPartError: a part file cannot be read.
     """
     run = json.loads((Path(out_dir) / RUN_FILE).read_text(encoding="utf-8"))
-    rows = load_table(out_dir, _COLUMNS).to_pylist()
+    return stats_from_rows(run, load_table(out_dir, _COLUMNS).to_pylist())
+
+
+def stats_from_rows(run: dict, rows: list[dict]) -> RunStats:
+    """The statistics of a run from its ``run.json`` and its recorded rows (one per episode, with the
+    record columns ``f1``, ``gpt_judge``, ``status``, ``rounds``, ``search_calls``, ``open_calls``,
+    ``total_tokens``, ``time_cost``)."""
     n = int(run.get("items") or len(rows))
     recorded = len(rows)
 
     def mean(key: str) -> float:
-        return sum(r[key] or 0 for r in rows) / recorded if recorded else 0.0
+        return sum(r.get(key) or 0 for r in rows) / recorded if recorded else 0.0
 
     return RunStats(
         dataset=run["dataset"],
@@ -77,11 +84,11 @@ def run_stats(out_dir: str | Path) -> RunStats:
         model=run["model"],
         n=n,
         recorded=recorded,
-        errored=sum(r["status"] == "error" for r in rows),
+        errored=sum(r.get("status") == "error" for r in rows),
         missing=max(0, n - recorded),
-        f1=sum(r["f1"] or 0.0 for r in rows) / n if n else 0.0,
-        judge=sum(r["gpt_judge"] or 0 for r in rows) / n if n else 0.0,
-        submit_rate=sum(r["status"] == "submitted" for r in rows) / n if n else 0.0,
+        f1=sum(r.get("f1") or 0.0 for r in rows) / n if n else 0.0,
+        judge=judge_accuracy((r.get("gpt_judge") for r in rows), n),
+        submit_rate=sum(r.get("status") == "submitted" for r in rows) / n if n else 0.0,
         rounds=mean("rounds"),
         search_calls=mean("search_calls"),
         open_calls=mean("open_calls"),
@@ -147,9 +154,13 @@ def score_table(stats: Sequence[RunStats], subset: str) -> Table:
         row = [MODEL_LABELS.get(model, model)]
         for d in datasets:
             s = cells.get((model, d))
-            row += [f"{s.n:,}", f"{100 * s.f1:.2f}", f"{100 * s.judge:.2f}"] if s else ["-", "-", "-"]
+            row += [f"{s.n:,}", f"{100 * s.f1:.2f}", _judge_cell(s.judge)] if s else ["-", "-", "-"]
         rows.append(row)
     return Table(f"{subset}: F1 and LLM-judge accuracy (%)", columns, rows, _failure_notes(cells.values()))
+
+
+def _judge_cell(judge: float | None) -> str:
+    return NO_JUDGE if judge is None else f"{100 * judge:.2f}"
 
 
 def tool_use_table(stats: Sequence[RunStats], model: str, subset: str = "full_test") -> Table:

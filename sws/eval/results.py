@@ -16,7 +16,6 @@ them, so their episodes count as missing and a resumed run records them again.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from pathlib import Path
@@ -26,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.io import write_atomically, write_text_atomically
 
 RUN_FILE = "run.json"
 PARTS_DIR = "parts"
@@ -65,9 +65,7 @@ def prepare_run(out_dir: str | Path, run: dict[str, Any]) -> None:
         if diffs:
             raise RunMismatchError(f"{out} holds another run; differing {diffs}. Use a new --out directory.")
         return
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(run, indent=2, sort_keys=True, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomically(path, json.dumps(run, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def part_files(out_dir: str | Path, run_id: str = "") -> list[Path]:
@@ -173,9 +171,7 @@ class PartWriter:
             return None
         table = pa.Table.from_pylist(self._rows, schema=RECORD_SCHEMA)
         path = self.dir / f"part-{self.prefix}-{self._seq:05d}.parquet"
-        tmp = self.dir / f".{path.name}.{os.getpid()}.tmp"
-        pq.write_table(table, tmp, compression="zstd")
-        tmp.replace(path)
+        write_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
         self._seq += 1
         self._rows = []
         return path

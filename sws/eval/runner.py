@@ -24,6 +24,7 @@ from typing import Any
 from sws.agent import AgentConfig, LLMEndpoint, SearchAgent, ToolBox
 from sws.eval.datasets import QAItem
 from sws.eval.judge import LLMJudge
+from sws.eval.metrics import NO_JUDGE, judge_accuracy
 from sws.eval.records import EpisodeRecord
 from sws.eval.results import (
     PartWriter,
@@ -104,7 +105,7 @@ class EvalSummary:
     ran: int
     elapsed_s: float
     f1: float
-    gpt_judge: float
+    gpt_judge: float | None  # None: no episode has a judge verdict (no judge ran)
     moved_aside: tuple[str, ...] = ()
 
 
@@ -195,7 +196,7 @@ def run_evaluation(
         ran=len(todo),
         elapsed_s=time.perf_counter() - start,
         f1=sum(v or 0.0 for v in table["f1"].to_pylist()) / max(1, len(items)),
-        gpt_judge=sum(v or 0 for v in table["gpt_judge"].to_pylist()) / max(1, len(items)),
+        gpt_judge=judge_accuracy(table["gpt_judge"].to_pylist(), len(items)),
         moved_aside=tuple(str(p) for p in moved),
     )
 
@@ -207,13 +208,15 @@ class _Running:
         table = load_table(out_dir, ["f1", "gpt_judge"])
         self.n = table.num_rows
         self.f1 = sum(v or 0.0 for v in table["f1"].to_pylist())
-        self.judge = sum(v or 0 for v in table["gpt_judge"].to_pylist())
+        self.verdicts = [v for v in table["gpt_judge"].to_pylist() if v is not None]
 
     def add(self, summary: dict[str, Any]) -> str:
         self.n += 1
         self.f1 += summary["f1"] or 0.0
-        self.judge += summary["gpt_judge"] or 0
-        return f"avg F1={100 * self.f1 / self.n:.2f} | avg llm_judge={self.judge / self.n:.2f}"
+        if summary["gpt_judge"] is not None:
+            self.verdicts.append(summary["gpt_judge"])
+        judge = judge_accuracy(self.verdicts, self.n)
+        return f"avg F1={100 * self.f1 / self.n:.2f} | avg llm_judge={NO_JUDGE if judge is None else f'{judge:.2f}'}"
 
 
 class _WorkerPool:

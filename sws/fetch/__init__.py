@@ -13,7 +13,7 @@ from sws.fetch.errors import ChecksumError, FetchError, FetchManifestError, Remo
 from sws.fetch.files import RemoteFile, fetch_files, with_sizes
 from sws.fetch.http import PART_SUFFIX, Download, HttpFetcher, is_transient
 from sws.fetch.manifest import FETCH_MANIFEST, expected_digests, read_fetch_manifest, update_fetch_manifest
-from sws.fetch.qa import QA_SOURCES, QASource, fetch_datasets, loaded_summary, plan_datasets, qa_sources
+from sws.fetch.qa import QA_SOURCES, QASource, fetch_datasets, plan_datasets, qa_sources
 from sws.fetch.wikimedia import WIKIMEDIA_DUMPS, DumpPlan, latest_date, parse_dump_name, plan_dump
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "fetch_files",
     "is_transient",
     "latest_date",
-    "loaded_summary",
     "parse_dump_name",
     "parse_sums",
     "plan_datasets",

@@ -14,13 +14,13 @@ Each file records the digest that was verified (``sha1`` or ``md5`` for dumps, a
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from sws.fetch.checksums import ALGORITHMS
 from sws.fetch.errors import FetchManifestError
+from sws.io import write_text_atomically
 
 FETCH_MANIFEST = "fetch-manifest.json"
 KIND = "sws-fetch"
@@ -63,9 +63,7 @@ def update_fetch_manifest(
     manifest.setdefault("sources", {}).update(sources or {})
     manifest["files"].update(files)
     manifest["files"] = dict(sorted(manifest["files"].items()))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomically(path, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 

@@ -19,9 +19,7 @@ directory keeps the file only if it still matches.
 
 from __future__ import annotations
 
-import hashlib
-import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,12 +28,9 @@ from sws.fetch.errors import FetchError
 from sws.fetch.files import RemoteFile, fetch_files, with_sizes
 from sws.fetch.http import HttpFetcher
 
-logger = logging.getLogger(__name__)
-
 HF = "https://huggingface.co/datasets"
 FLASHRAG = f"{HF}/RUC-NLPIR/FlashRAG_datasets/resolve/main"
 RAGLAB_REVISION = "c33b09b7fa5099b89830e84f9bdff78329268d9b"  # a byte-identical copy of the CMU file
-RANDOM_SEED = 42
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +115,17 @@ QA_SOURCES: tuple[QASource, ...] = (
 
 
 def qa_sources(names: Iterable[str] = ()) -> list[QASource]:
-    """The sources of ``names`` (aliases as :func:`sws.eval.canonical_dataset` takes them), or all six.
+    """The sources of the datasets ``names`` (canonical names, :data:`sws.eval.DATASETS`), or all six.
 
     Raises:
-        sws.eval.DatasetError: an unknown name.
+        FetchError: a name without a source.
     """
-    from sws.eval.datasets import canonical_dataset
-
-    wanted = {canonical_dataset(n) for n in names}
+    wanted = set(names)
+    unknown = wanted - {s.dataset for s in QA_SOURCES}
+    if unknown:
+        raise FetchError(
+            f"no QA source for {', '.join(sorted(unknown))} (known: {', '.join(s.dataset for s in QA_SOURCES)})"
+        )
     return [s for s in QA_SOURCES if not wanted or s.dataset in wanted]
 
 
@@ -161,47 +159,21 @@ def plan_datasets(
 
 
 def fetch_datasets(
-    fetcher: HttpFetcher, sources: Iterable[QASource], out_dir: str | Path, mirror: str | None = None
+    fetcher: HttpFetcher,
+    sources: Iterable[QASource],
+    out_dir: str | Path,
+    mirror: str | None = None,
+    check: Callable[[Path, QASource], dict] | None = None,
 ) -> list[dict]:
-    """Download, verify and load-check each dataset into ``out_dir``; returns the manifest entries.
+    """Download and verify each dataset into ``out_dir``; returns the manifest entries.
+
+    ``check(path, source)`` is called on each verified file (the CLI loads it as the evaluation will); its
+    dict goes into the file's manifest entry, and a :class:`FetchError` it raises stops the fetch.
 
     Raises:
-        FetchError: a download fails, a checksum differs, or the loader cannot read a file.
+        FetchError: a download fails, a checksum differs, or ``check`` refuses a file.
     """
     sources = list(sources)
     by_file = {s.filename: s for s in sources}
-
-    def check(path: Path, remote: RemoteFile) -> dict:
-        return loaded_summary(path, by_file[remote.name])
-
-    return fetch_files(fetcher, remote_files(sources, mirror), out_dir, check=check)
-
-
-def loaded_summary(path: Path, source: QASource) -> dict:
-    """Load the file as the evaluation will: item count and the seeded ``random_300`` subset's fingerprint."""
-    from sws.eval.datasets import DatasetError, load_dataset, select
-
-    try:
-        items = load_dataset(path, source.dataset)
-    except DatasetError as exc:
-        raise FetchError(
-            f"{path} was downloaded but the {source.dataset} loader cannot read it: {exc}"
-        ) from exc
-    if len(items) != source.items:
-        logger.warning(
-            "%s: the loader reads %d items; the published %s has %d",
-            path.name,
-            len(items),
-            source.split,
-            source.items,
-        )
-    subset = select(items, "random_300", seed=RANDOM_SEED)
-    return {
-        "items": len(items),
-        "expected_items": source.items,
-        "random_300": {
-            "seed": RANDOM_SEED,
-            "n": len(subset),
-            "ids_sha256": hashlib.sha256("\n".join(i.id for i in subset).encode()).hexdigest(),
-        },
-    }
+    on_file = (lambda path, remote: check(path, by_file[remote.name])) if check else None
+    return fetch_files(fetcher, remote_files(sources, mirror), out_dir, check=on_file)

@@ -16,6 +16,7 @@ from sws.index.files import CHECKSUM, file_checksum, file_sizes, write_json
 from sws.index.keyword import TantivyIndexer
 from sws.index.manifest import FAISS_DIR, FORMAT, MANIFEST, TANTIVY_DIR, VECTORS_DIR, index_fingerprint
 from sws.index.vectors import VectorSet
+from sws.manifest import versions
 
 DONE = "build.json"  # per component: inputs + results; a re-run with the same inputs reuses the component
 
@@ -115,7 +116,7 @@ def build_index(
         "dense": {"params": dense.params()} | dn,
         "files": files,
         "checksums": {"algorithm": CHECKSUM, "files": {rel: file_checksum(out / rel) for rel in files}},
-        "versions": _versions(),
+        "versions": versions(),
         "seconds": round(time.perf_counter() - started, 3),
     }
     write_json(out / MANIFEST, manifest)
@@ -124,11 +125,3 @@ def build_index(
 
 def _chunk_ids(corpus: CorpusFiles) -> list[str]:
     return [i for batch in corpus.iter_chunks(["chunk_id"], 65536) for i in batch.column(0).to_pylist()]
-
-
-def _versions() -> dict[str, str]:
-    import faiss
-    import pyarrow
-    import tantivy
-
-    return {"tantivy": tantivy.__version__, "faiss": faiss.__version__, "pyarrow": pyarrow.__version__}

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xxhash
+
+from sws.io import write_atomically, write_text_atomically
 
 CHECKSUM = "xxh3_128"  # per-file checksum recorded in the index manifest (~10 GB/s: disk-bound)
 _BLOCK = 1 << 22
@@ -31,15 +32,17 @@ def ids_digest(ids: Iterable[str]) -> str:
 
 def write_json(path: Path, obj: Any) -> None:
     """Write JSON atomically (temp file + rename), so a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_text_atomically(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def write_npy(path: Path, array: np.ndarray) -> None:
-    tmp = path.with_name(path.name + ".tmp.npy")
-    np.save(tmp, array)
-    os.replace(tmp, path)
+    """Write a ``.npy`` file atomically."""
+
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as f:  # a file object: np.save would add ".npy" to a path
+            np.save(f, array)
+
+    write_atomically(path, save)
 
 
 def file_sizes(root: Path) -> dict[str, int]:

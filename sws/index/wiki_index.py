@@ -14,7 +14,7 @@ from sws.index.embedders import Embedder, make_embedder
 from sws.index.errors import ChunkIdMismatchError, EmbedderMismatchError, IndexCorruptError
 from sws.index.keyword import TantivySearcher
 from sws.index.manifest import FAISS_DIR, TANTIVY_DIR, check_files, read_manifest
-from sws.search.types import is_rust_panic
+from sws.types import is_rust_panic
 
 
 def check_embedder(embedder: Embedder, manifest: dict[str, Any], dim: int) -> None:

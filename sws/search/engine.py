@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sws.search.fusion import RRF_K, rrf_fuse
-from sws.search.types import Chunk, Hit
+from sws.types import Chunk, Hit
 
-if TYPE_CHECKING:  # sws.index imports sws.search.types: import it lazily to avoid the cycle
+if TYPE_CHECKING:  # imported lazily: sws.index loads Tantivy, which the tool layer's clients do not need
     from sws.index import WikiIndex
     from sws.index.keyword import KeywordHit
 
@@ -28,7 +28,7 @@ def best_chunk_per_page(hits: list[KeywordHit], limit: int) -> list[KeywordHit]:
 
 
 class SearchEngine:
-    """Implements ``sws.search.types.SearchBackend`` over an opened index.
+    """Implements ``sws.types.SearchBackend`` over an opened index.
 
     Args:
         index: the opened, verified index (its ``embedder`` embeds the queries).

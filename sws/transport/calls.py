@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 from sws.env import WikiTools, error_observation
-from sws.search.types import Chunk, Hit, SearchBackend, is_rust_panic
+from sws.types import Chunk, Hit, SearchBackend, is_rust_panic
 
 
 class BackendFailure(RuntimeError):

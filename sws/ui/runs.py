@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sws.eval.records import EpisodeRecord
-from sws.eval.report import RunStats
+from sws.eval.report import RunStats, stats_from_rows
 from sws.eval.results import RUN_FILE, DamagedPartError, part_files, read_part
 
 ALL_RUNS = "all"
@@ -75,7 +75,6 @@ class RunSummary:
     rows: list[dict[str, Any]]
     part_of: dict[str, Path]
     stats: RunStats | None
-    has_judge: bool
     damage: str = ""
 
 
@@ -285,7 +284,7 @@ def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
             table = read_part(path, SUMMARY_COLUMNS)
         except DamagedPartError as exc:
             damage = f"{path.relative_to(run.path)}: {exc.reason}"
-            return RunSummary(signature, [], {}, None, False, damage)
+            return RunSummary(signature, [], {}, None, damage)
         tables.append(table)
         sources += [path] * table.num_rows
     rows = pa.concat_tables(tables, promote_options="default").to_pylist() if tables else []
@@ -294,8 +293,7 @@ def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
     for row in kept:
         row["run"] = run.key
     part_of = {rows[i]["id"]: sources[i] for i in last.values()}
-    has_judge = any(r.get("gpt_judge") is not None for r in kept)
-    return RunSummary(signature, kept, part_of, stats_from_rows(_read_meta(run.path), kept), has_judge)
+    return RunSummary(signature, kept, part_of, _stats(_read_meta(run.path), kept))
 
 
 def _read_meta(run_dir: Path) -> dict[str, Any]:
@@ -306,31 +304,9 @@ def _read_meta(run_dir: Path) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def stats_from_rows(meta: dict[str, Any], rows: list[dict[str, Any]]) -> RunStats | None:
-    """``sws.eval.report.run_stats`` of a run from its already loaded rows (the same definitions; the tests
-    check both agree), so opening a run reads its part files once. None without a usable ``run.json``."""
+def _stats(meta: dict[str, Any], rows: list[dict[str, Any]]) -> RunStats | None:
+    """``sws.eval.report.run_stats`` of a run from its already loaded rows, so opening a run reads its part
+    files once. None without a usable ``run.json``."""
     if not meta.get("dataset") or not meta.get("model"):
         return None
-    n = int(meta.get("items") or len(rows))
-    recorded = len(rows)
-
-    def mean(key: str) -> float:
-        return sum(r.get(key) or 0 for r in rows) / recorded if recorded else 0.0
-
-    return RunStats(
-        dataset=meta["dataset"],
-        subset=meta.get("subset", "full_test"),
-        model=meta["model"],
-        n=n,
-        recorded=recorded,
-        errored=sum(r.get("status") == "error" for r in rows),
-        missing=max(0, n - recorded),
-        f1=sum(r.get("f1") or 0.0 for r in rows) / n if n else 0.0,
-        judge=sum(r.get("gpt_judge") or 0 for r in rows) / n if n else 0.0,
-        submit_rate=sum(r.get("status") == "submitted" for r in rows) / n if n else 0.0,
-        rounds=mean("rounds"),
-        search_calls=mean("search_calls"),
-        open_calls=mean("open_calls"),
-        total_tokens=mean("total_tokens"),
-        runtime_s=mean("time_cost"),
-    )
+    return stats_from_rows(meta, rows)

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from sws.env import WikiTools
-from sws.search.types import Chunk, Hit
+from sws.types import Chunk, Hit
 
 EINSTEIN_LEAD = (
     "Section 0: Preamble\n"

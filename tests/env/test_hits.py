@@ -3,7 +3,7 @@
 import pytest
 
 from sws.env import NO_RESULTS, make_snippet, make_title_snippet, render_hits
-from sws.search.types import Chunk, Hit
+from sws.types import Chunk, Hit
 
 
 def hit(page_id: int, index: int, title: str, text: str) -> Hit:

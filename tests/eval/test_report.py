@@ -92,3 +92,28 @@ def test_plots(tmp_path):
     make_run(tmp_path, "PopQA", "Qwen3.5-4B", [ok, ok], 2)
     *_, plot = write_report(collect([tmp_path]), tmp_path / "report")
     assert plot.name == "tool_use_full_test.png" and plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_without_a_judge_the_judge_column_says_so(tmp_path):
+    """No verdict recorded (no judge ran): "n/a (no judge)", not a 0.00 that reads as a measured score;
+    with a judge, a run whose verdicts are all 0 still shows 0.00."""
+    make_run(tmp_path, "Bamboogle", "Qwen3.5-9B", [("submitted", 1.0, None, 3, 2, 1, 1000, 2.0)], 1)
+    make_run(tmp_path, "Bamboogle", "Qwen3.5-4B", [("submitted", 0.0, 0, 3, 2, 1, 1000, 2.0)], 1)
+    stats = collect([tmp_path])
+    assert [s.judge for s in stats] == [0.0, None]
+    assert score_table(stats, "full_test").rows == [
+        ["Qwen3.5-4B", "1", "0.00", "0.00"],
+        ["Qwen3.5-9B", "1", "100.00", "n/a (no judge)"],
+    ]
+    md, *_ = write_report(stats, tmp_path / "report", plots=False)
+    assert "| Qwen3.5-9B | 1 | 100.00 | n/a (no judge) |" in md.read_text()
+
+
+def test_the_progress_line_says_when_no_judge_ran(tmp_path):
+    from sws.eval.runner import _Running
+
+    running = _Running(tmp_path)
+    assert running.add({"f1": 1.0, "gpt_judge": None}) == "avg F1=100.00 | avg llm_judge=n/a (no judge)"
+    judged = _Running(tmp_path)
+    assert judged.add({"f1": 1.0, "gpt_judge": 0}) == "avg F1=100.00 | avg llm_judge=0.00"
+    assert judged.add({"f1": 0.0, "gpt_judge": None}) == "avg F1=50.00 | avg llm_judge=0.00"

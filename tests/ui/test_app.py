@@ -95,6 +95,12 @@ def test_runs_overview_has_the_papers_numbers(client, ui_runs):
     assert f'<dd class="stat-submit">{100 * stats.submit_rate:.2f}</dd>' in card
     assert "full_test: F1 and LLM-judge accuracy (%)" in page  # the report's tables
     assert "errored" in card
+    # no judge ran: the card and the report's table say so instead of a 0.00 that reads as measured
+    assert stats.judge is None
+    assert (
+        '<dd class="stat-judge"><span title="no judge verdicts recorded">n/a (no judge)</span></dd>' in card
+    )
+    assert '<td class="num">n/a (no judge)</td>' in page
 
 
 def test_card_numbers_are_run_stats(ui_app, ui_runs, tmp_path):

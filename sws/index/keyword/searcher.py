@@ -19,7 +19,7 @@ from sws.index.keyword.schema import (
     TITLES_DIR,
     fold,
 )
-from sws.search.types import Chunk, is_rust_panic
+from sws.types import Chunk, is_rust_panic
 
 _FIELDS = {
     CHUNKS_DIR: ("chunk_id", "row", "page_id", "title", "chunk_index", "n_chunks", "text"),

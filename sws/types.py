@@ -1,4 +1,5 @@
-"""The small records the search engine returns and the tool layer renders, and the backend protocol."""
+"""The records shared by the layers below the agent: a stored chunk (index), a ranked hit (search), the
+backend protocol the tool layer needs (env), and the Tantivy panic test the index and the tools share."""
 
 from __future__ import annotations
 

@@ -1,0 +1,339 @@
+"""The pipeline's stages as their entrypoints run them: `sws build corpus/embed/index`, `sws eval`,
+`sws quickstart` and ``ray_jobs/*.py`` each resolve a config and call one function here, which unpacks it
+into the plain arguments of the library (the library never sees config objects) and turns the library's
+errors into :class:`StageError`, whose message is the one-line error to show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig, SwsConfig, to_dict
+
+
+class StageError(RuntimeError):
+    """A stage cannot run or finish; the message is the one-line reason. ``usage``: the arguments are wrong."""
+
+    def __init__(self, message: str, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def use_dumps(cfg: SwsConfig, dumps, index_paths, manifest_given: bool) -> None:
+    """Build from the ``dumps`` given on the command line instead of the profile's; unless ``manifest_given``,
+    their fetch manifest is looked for next to them (the profile's lists its own files)."""
+    cfg.dump.paths, cfg.dump.index_paths = list(dumps), list(index_paths)
+    if not manifest_given:
+        cfg.dump.fetch_manifest = None
+
+
+def build_corpus(cfg: SwsConfig, out: str, progress: bool = True) -> dict:
+    """Start Ray as configured, check the inputs against their fetch manifest and build the corpus; its
+    manifest."""
+    from sws.corpus.build import CorpusBuildError, build_corpus
+    from sws.fetch import FetchManifestError, expected_digests
+    from sws.raykit import init_ray
+
+    paths = [*cfg.dump.paths, *cfg.dump.index_paths]
+    try:
+        # missing inputs are left to the build, which names them
+        expected = expected_digests([p for p in paths if os.path.isfile(p)], cfg.dump.fetch_manifest)
+    except FetchManifestError as exc:
+        raise StageError(str(exc)) from exc
+    init_ray(cfg.ray.address, cfg.ray.num_cpus)
+    plain = to_dict(cfg)
+    try:
+        return build_corpus(
+            cfg.dump.paths,
+            out,
+            clean=plain["clean"],
+            chunk=plain["chunk"],
+            index_paths=cfg.dump.index_paths,
+            streams_per_shard=cfg.dump.streams_per_shard,
+            workers=cfg.ray.workers,
+            progress=progress,
+            expected=expected,
+        )
+    except CorpusBuildError as exc:
+        raise StageError(str(exc)) from exc
+
+
+def corpus_summary(manifest: dict) -> dict:
+    """What `sws build corpus` prints of a corpus manifest."""
+    return {
+        "fingerprint": manifest["fingerprint"],
+        "complete": manifest["complete"],
+        **{
+            k: manifest["counts"][k]
+            for k in ("pages", "articles", "redirects", "other_namespace", "skipped", "chunks", "tokens")
+        },
+        "input_errors": manifest["input_errors"],
+        "rebuilt_shards": manifest["rebuilt_shards"],
+        "wall_s": manifest["durations"]["wall_s"],
+    }
+
+
+def check_corpus_complete(manifest: dict) -> None:
+    """Raise, with the reason, when the corpus is partial or empty."""
+    if manifest["input_errors"]:
+        first = manifest["input_errors"][0]
+        raise StageError(
+            f"corpus is incomplete: {len(manifest['input_errors'])} input error(s), first in {first['unit']}: "
+            f"{first['error']} (pages read before the error were kept; see manifest.json)"
+        )
+    if not manifest["counts"]["articles"]:
+        raise StageError(f"no articles found in the input ({manifest['counts']['pages']} pages read)")
+
+
+def embed(cfg: SwsConfig, corpus: str, out: str):
+    """Embed every chunk of ``corpus`` into vector shards in ``out`` (on Ray unless ``embed.workers`` is 0);
+    the :class:`~sws.index.VectorSet`."""
+    from sws.index import SwsIndexError, embed_corpus
+
+    _start_ray(cfg)
+    try:
+        return embed_corpus(corpus, out, embedder_spec(cfg.embedder), **embed_options(cfg.embed))
+    except (SwsIndexError, ValueError) as exc:
+        raise StageError(str(exc)) from exc
+
+
+def build_index(cfg: SwsConfig, corpus: str, out: str, vectors: str | None = None) -> dict:
+    """Build the indexes as configured (embedding on Ray unless ``vectors`` is given); their manifest."""
+    from sws.index import SwsIndexError, build_index
+
+    try:
+        keyword, dense = make_indexers(cfg.index)
+        if not vectors:
+            _start_ray(cfg)
+        return build_index(
+            corpus,
+            out,
+            embedder=None if vectors else embedder_spec(cfg.embedder),
+            vectors_dir=vectors,
+            keyword=keyword,
+            dense=dense,
+            embed_options=embed_options(cfg.embed),
+        )
+    except (SwsIndexError, ValueError) as exc:
+        raise StageError(str(exc)) from exc
+
+
+def index_summary(manifest: dict) -> dict:
+    """What `sws build index` prints of an index manifest."""
+    return {
+        "fingerprint": manifest["fingerprint"],
+        "chunks": manifest["corpus"]["chunks"],
+        "pages": manifest["keyword"]["pages"],
+        "redirects": manifest["keyword"]["redirects"],
+        "embedder": manifest["embedder"]["spec"]["model"],
+        "dim": manifest["embedder"]["dim"],
+        "shards": len(manifest["dense"]["shards"]),
+        "seconds": manifest["seconds"],
+    }
+
+
+def _start_ray(cfg: SwsConfig) -> None:
+    if cfg.embed.workers:
+        from sws.raykit import init_ray
+
+        init_ray(cfg.ray.address, cfg.ray.num_cpus)
+
+
+def verify_index_files(index_dir: str, *, require_checksums: bool = False) -> dict:
+    """``sws.index.manifest.verify_index``; an index without checksums is an error with ``require_checksums``,
+    else a warning on stderr (its sizes were checked)."""
+    from sws.index import SwsIndexError
+    from sws.index.manifest import verify_index
+
+    try:
+        summary = verify_index(Path(index_dir))
+    except SwsIndexError as exc:
+        raise StageError(str(exc)) from exc
+    if summary["checksum"] is None:
+        message = (
+            f"{index_dir} records no checksums (built before sws recorded them): the sizes of its "
+            f"{summary['files']} files match, their contents cannot be checked; rebuild the index to record them"
+        )
+        if require_checksums:
+            raise StageError(message)
+        print(f"warning: {message}", file=sys.stderr)
+    return summary
+
+
+def evaluate(
+    cfg: SwsConfig,
+    *,
+    dataset: str,
+    data_path: str,
+    subset: str | None = None,
+    llm_base_url: str | None = None,
+    model: str | None = None,
+    out: str | None = None,
+    index_dir: str | None = None,
+    tools_url: str | None = None,
+    limit: int | None = None,
+    repair: bool = False,
+    verify: bool = False,
+) -> dict:
+    """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
+
+    Arguments left None come from the config (``eval.*``, ``tools.index`` or ``index.out``); ``tools_url``
+    uses the retrieval service there instead of in-process tools. In process, ``verify`` or
+    ``index.verify_on_open`` checks the index files' checksums here, once, before the workers open the index
+    (sizes only).
+    """
+    from sws.agent import HEURISTIC_MODEL, AgentConfig
+    from sws.eval.datasets import DatasetError, canonical_dataset, load_dataset, select
+    from sws.eval.results import DamagedPartError, RunMismatchError
+    from sws.eval.runner import run_evaluation
+    from sws.raykit import init_ray
+    from sws.transport import tool_client_factory
+
+    e = cfg.eval
+    if tools_url:
+        cfg.tools.transport, cfg.tools.url = "http", tools_url
+    cfg.index.verify_on_open |= verify
+    subset, llm_base_url, model = subset or e.subset, llm_base_url or e.llm_base_url, model or e.model
+    index_dir = index_dir or cfg.tools.index or cfg.index.out
+    try:
+        dataset = canonical_dataset(dataset)
+        items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
+    except DatasetError as exc:
+        raise StageError(str(exc)) from exc
+    if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
+        verify_index_files(cfg.tools.index or index_dir)
+    with _llm_endpoint(llm_base_url, index_dir) as base_url:
+        model = model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
+        if not model:
+            raise StageError("--model is required with --llm-base-url", usage=True)
+        out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
+        init_ray(cfg.ray.address, cfg.ray.num_cpus)
+        judge = None
+        if e.judge:
+            judge = {
+                "model": e.judge_model,
+                "base_url": e.judge_base_url,
+                "variant": e.judge_variant,
+                "api_key": os.environ.get(e.judge_api_key_env),
+            }
+        try:
+            summary = run_evaluation(
+                items,
+                out,
+                config=AgentConfig(model=model),
+                llm={
+                    "base_url": base_url,
+                    "api_key": os.environ.get(e.api_key_env, "EMPTY"),
+                    "max_concurrency": e.max_concurrency,
+                    "timeout": e.timeout_s,
+                },
+                tools_factory=tool_client_factory(cfg.tools, index=index_dir),
+                fingerprint=environment_fingerprint(cfg.tools, index_dir),
+                judge=judge,
+                dataset=dataset,
+                subset=subset,
+                workers=e.workers,
+                episodes_per_worker=e.episodes_per_worker,
+                worker_num_cpus=e.worker_num_cpus,
+                repair=repair,
+            )
+        except RunMismatchError as exc:
+            raise StageError(str(exc)) from exc
+        except DamagedPartError as exc:
+            raise StageError(
+                f"{exc}; rerun with --repair to move damaged parts to {Path(out) / 'damaged'} and run their "
+                "episodes again"
+            ) from exc
+    return {"out": out, "model": model, **dataclasses.asdict(summary)}
+
+
+@contextlib.contextmanager
+def _llm_endpoint(base_url: str | None, index_dir: str):
+    """The given endpoint, or the scripted heuristic baseline on 127.0.0.1 (search, open, submit; no LLM)."""
+    if base_url:
+        yield base_url
+        return
+    from sws.agent.scripted_server import ScriptedLLMServer
+
+    print("no --llm-base-url: running the heuristic baseline (no LLM), labelled as such", file=sys.stderr)
+    with ScriptedLLMServer(policy="heuristic") as server:
+        yield server.url
+
+
+def environment_fingerprint(tools_cfg, index_dir: str) -> str:
+    """The fingerprint of the environment the episodes see: the index's (in process) or the service's."""
+    import httpx
+
+    from sws.index import SwsIndexError
+    from sws.index.manifest import read_manifest
+
+    if tools_cfg.transport == "http":
+        info = httpx.get(f"{tools_cfg.url.rstrip('/')}/info", timeout=30).json()
+        return info.get("fingerprint") or info.get("index", {}).get("fingerprint") or "unknown"
+    try:
+        return read_manifest(Path(index_dir))["fingerprint"]
+    except SwsIndexError as exc:
+        raise StageError(str(exc)) from exc
+
+
+def job_arguments(description: str, options: dict[str, dict]):
+    """The command line of a ``ray_jobs/*.py`` entrypoint: ``-c PROFILE``, the job's ``options`` (argparse
+    keyword arguments by flag) and ``key=value`` overrides; the parsed namespace with the resolved config
+    as ``cfg``. A bad profile or override exits 2 with the reason, as the CLI does."""
+    import argparse
+
+    from sws.config import load_config
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("-c", "--config", dest="profile", default=os.environ.get("SWS_CONFIG", "local"))
+    for flag, kwargs in options.items():
+        parser.add_argument(flag, **kwargs)
+    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
+    args = parser.parse_intermixed_args()
+    try:
+        args.cfg = load_config(args.profile, args.overrides)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
+def run_job(main) -> None:
+    """Run a job's ``main()``, a :class:`StageError` as ``Error: …`` on stderr and exit status 1."""
+    try:
+        main()
+    except StageError as exc:
+        sys.exit(f"Error: {exc}")
+
+
+def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
+    """``make_embedder`` keyword arguments."""
+    return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
+
+
+def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:
+    """``embed_corpus`` keyword arguments (besides corpus, output and embedder)."""
+    return {k: v for k, v in dataclasses.asdict(cfg).items() if k != "out"}
+
+
+def make_indexers(cfg: IndexConfig):
+    """The (TantivyIndexer, FaissIndexer) pair for a config."""
+    from sws.index.dense import FaissIndexer
+    from sws.index.keyword import TantivyIndexer
+
+    k, d = cfg.keyword, cfg.dense
+    return (
+        TantivyIndexer(tokenizer=k.tokenizer, threads=k.threads, heap_mb=k.heap_mb),
+        FaissIndexer(
+            m=d.m,
+            ef_construction=d.ef_construction,
+            ef_search=d.ef_search,
+            shard_rows=d.shard_rows,
+            threads=d.threads,
+            builder=d.builder,
+        ),
+    )
