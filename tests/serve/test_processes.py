@@ -26,17 +26,33 @@ def process_tree(pid: int) -> list[psutil.Process]:
     return [root, *root.children(recursive=True)]
 
 
-def listeners(processes: list[psutil.Process]) -> list[tuple[str, str, int]]:
-    """``(process name, address, port)`` of every listening TCP socket of ``processes``."""
+Listener = tuple[str, str, int, psutil.Process]  # process name, address, port, process
+
+
+def listeners(processes: list[psutil.Process]) -> list[Listener]:
+    """Every listening TCP socket of ``processes``."""
     found = []
     for process in processes:
         try:
+            name = process.name()
             for connection in process.net_connections(kind="inet"):
                 if connection.status == psutil.CONN_LISTEN:
-                    found.append((process.name(), connection.laddr.ip, connection.laddr.port))
+                    found.append((name, connection.laddr.ip, connection.laddr.port, process))
         except psutil.Error:
             pass
     return found
+
+
+def snapshot(pid: int, port: int) -> tuple[list[psutil.Process], list[Listener]]:
+    """The process tree of ``pid`` and its listeners, taken when the service port is among them (HAProxy
+    reloads replace the process that holds it)."""
+    for _ in range(20):
+        tree = process_tree(pid)
+        found = listeners(tree)
+        if port in {p for _, _, p, _ in found}:
+            break
+        time.sleep(0.5)
+    return tree, found
 
 
 def running(processes: list[psutil.Process], within_s: float = 15.0) -> list[psutil.Process]:
@@ -85,29 +101,27 @@ def test_serve_listens_on_loopback_only_and_a_group_signal_stops_everything(
     serve_index, tmp_path, shell_env, sig
 ):
     server = ServeProcess(serve_index, args=["--num-cpus", "2"], log_path=tmp_path / "serve.log").start()
-    tree = process_tree(server.process.pid)
+    tree, found = snapshot(server.process.pid, server.port)
     try:
-        found = listeners(tree)
-        assert {"haproxy", "raylet", "gcs_server"} <= {name for name, _, _ in found}
-        assert [entry for entry in found if entry[1] in WILDCARDS] == []
-        assert {ip.removeprefix("::ffff:") for _, ip, _ in found} == {"127.0.0.1"}
+        assert {"haproxy", "raylet", "gcs_server"} <= {name for name, _, _, _ in found}
+        assert [(name, ip, port) for name, ip, port, _ in found if ip in WILDCARDS] == []
+        assert {ip.removeprefix("::ffff:") for _, ip, _, _ in found} == {"127.0.0.1"}
         os.killpg(server.process.pid, sig)
         server.process.wait(60)
     finally:
         server.stop()
-    assert_stopped(tree, {port for _, _, port in found})
+    assert_stopped(tree, {port for _, _, port, _ in found})
 
 
 def test_serve_killed_outright_leaves_nothing_after_the_next_start(serve_index, tmp_path, shell_env):
     server = ServeProcess(serve_index, args=["--num-cpus", "2"], log_path=tmp_path / "serve.log").start()
-    tree = process_tree(server.process.pid)
-    found = listeners(tree)
-    haproxy = [p for p in tree if p.name() == "haproxy"]
+    tree, found = snapshot(server.process.pid, server.port)
+    haproxy = [process for _, _, port, process in found if port == server.port]
     server.process.kill()
     server.process.wait(10)
     assert running(haproxy, within_s=30) == []  # it dies with the Ray worker that started it
     reap_stale()  # what the next start does first
-    assert_stopped(tree, {port for _, _, port in found})
+    assert_stopped(tree, {port for _, _, port, _ in found})
 
 
 def test_ui_listens_on_loopback_only_and_a_group_signal_stops_it(serve_index, tmp_path):
@@ -124,8 +138,7 @@ def test_ui_listens_on_loopback_only_and_a_group_signal_stops_it(serve_index, tm
             except httpx.TransportError:
                 time.sleep(0.5)
         tree = process_tree(ui.pid)
-        found = listeners(tree)
-        assert [(ip, p) for _, ip, p in found] == [("127.0.0.1", port)]
+        assert [(ip, p) for _, ip, p, _ in listeners(tree)] == [("127.0.0.1", port)]
         os.killpg(ui.pid, signal.SIGTERM)
         ui.wait(30)
     finally:
