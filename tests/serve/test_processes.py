@@ -115,10 +115,13 @@ def test_serve_listens_on_loopback_only_and_a_group_signal_stops_everything(
 
 def test_serve_killed_outright_leaves_nothing_after_the_next_start(serve_index, tmp_path, shell_env):
     server = ServeProcess(serve_index, args=["--num-cpus", "2"], log_path=tmp_path / "serve.log").start()
-    tree, found = snapshot(server.process.pid, server.port)
-    haproxy = [process for _, _, port, process in found if port == server.port]
-    server.process.kill()
-    server.process.wait(10)
+    try:
+        tree, found = snapshot(server.process.pid, server.port)
+        haproxy = [process for _, _, port, process in found if port == server.port]
+        server.process.kill()
+        server.process.wait(10)
+    finally:
+        server.stop()  # only if it still runs
     assert running(haproxy, within_s=30) == []  # it dies with the Ray worker that started it
     reap_stale()  # what the next start does first
     assert_stopped(tree, {port for _, _, port, _ in found})
