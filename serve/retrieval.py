@@ -30,6 +30,7 @@ import numpy as np
 from ray import serve
 from ray.serve.config import BackpressureConfig
 
+from serve._binding import bind_replica_grpc_to_node_ip
 from serve._service import Limits, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
 from sws.index.embedders import Embedder
@@ -181,6 +182,7 @@ class QueryEmbedder:
         from sws.index import make_embedder
         from sws.index.manifest import read_manifest
 
+        bind_replica_grpc_to_node_ip()
         spec = dict(read_manifest(Path(index))["embedder"]["spec"])
         if device and spec["kind"] in ("sentence-transformers", "qwen3"):
             spec["device"] = device
@@ -234,6 +236,7 @@ class RetrievalIngress:
         from sws.index.manifest import read_manifest
         from sws.search import SearchEngine
 
+        bind_replica_grpc_to_node_ip()
         cfg = self.cfg = load_serve_config(settings)
         manifest = self.manifest = read_manifest(Path(cfg.index))
         self._embedder = embedder
@@ -285,7 +288,12 @@ class RetrievalIngress:
         if self.cfg.mcp:
             from serve._mcp import make_mcp
 
-            mcp = make_mcp(self.service)
+            mcp = make_mcp(
+                self.service,
+                max_streams=self.cfg.mcp_max_streams,
+                stream_idle_s=self.cfg.mcp_stream_idle_s,
+                retry_after_s=self.cfg.retry_after_s,
+            )
         token = os.environ.get(self.cfg.token_env) if self.cfg.token_env else None
         health = {"app": self.cfg.app_name, "replica": self.replica}
         return make_http_app(
@@ -387,6 +395,11 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         from sws.index.manifest import check_files, read_manifest
 
         check_files(Path(cfg.index), read_manifest(Path(cfg.index)), verify=True)
+    if cfg.mcp and not 0 <= cfg.mcp_max_streams < cfg.max_ongoing_requests:
+        raise ValueError(
+            f"mcp_max_streams={cfg.mcp_max_streams} must be at least 0 and below max_ongoing_requests="
+            f"{cfg.max_ongoing_requests}: each open MCP stream holds one of a replica's request slots"
+        )
     embedder = None
     if cfg.embedding.batching:
         emb = cfg.embedding

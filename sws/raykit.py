@@ -9,7 +9,7 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     """Join ``address`` ("auto" or ray://…), or start a lean local Ray; a no-op when Ray is already up.
 
     Token auth is disabled for local runs unless ``RAY_AUTH_MODE`` says otherwise, so the driver and the
-    local cluster agree.
+    local cluster agree. A local Ray listens on loopback only (``_single_machine``).
     """
     import ray
 
@@ -21,5 +21,16 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     if address:
         ray.init(address=address, log_to_driver=False)
     else:
+        _single_machine()
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
+
+
+def _single_machine() -> None:
+    """Ray's single-machine mode for the local Ray about to start: its node IP is 127.0.0.1, so its servers
+    bind there instead of on every interface (Linux defaults to cluster mode). Ray reads the variable at
+    import, so this process's copy is set too; the Ray processes inherit the variable."""
+    from ray._private import ray_constants
+
+    if os.environ.setdefault(ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR, "0") == "0":
+        ray_constants.ENABLE_RAY_CLUSTER = False

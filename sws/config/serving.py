@@ -66,6 +66,7 @@ class ServeConfig:
     app_name: str = "sws"
     route_prefix: str = "/"
     ingress: str = "haproxy"  # haproxy: Ray Serve's HAProxy + direct ingress; proxy: the Python proxy
+    haproxy_stats: bool = False  # a local HAProxy's stats page and Prometheus exporter (no auth), on `host`
     token_env: str = "SWS_SERVE_TOKEN"
     replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
     num_cpus: float = 0.5
@@ -80,6 +81,8 @@ class ServeConfig:
     verify_on_open: bool = False  # check every index file's checksum before deploying (sizes always)
     health_failure_window_s: float = 60.0  # GET /health answers 503 this long after a backend failure
     mcp: bool = True  # the MCP streamable-HTTP endpoint at /mcp
+    mcp_max_streams: int = 16  # open GET /mcp streams per replica (each holds a request slot); 503 beyond
+    mcp_stream_idle_s: float = 120.0  # a GET /mcp stream that sends no message this long is closed
     tools: ToolOptions = field(default_factory=ToolOptions)
     embedding: QueryEmbeddingConfig = field(default_factory=QueryEmbeddingConfig)
 

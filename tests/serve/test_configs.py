@@ -98,6 +98,8 @@ def test_build_app_checks_the_index(tmp_path, serve_index):
         build_app({"index": str(tmp_path)})
     with pytest.raises(ValueError, match="replicas"):
         build_app({"index": str(serve_index), "replicas": {"min_replicas": 3, "max_replicas": 2}})
+    with pytest.raises(ValueError, match="mcp_max_streams=32 must be at least 0 and below max_ongoing"):
+        build_app({"index": str(serve_index), "mcp_max_streams": 32})  # streams could take every slot
     app = build_app({"index": str(serve_index), "replicas": {"min_replicas": 1, "max_replicas": 4}})
     assert app is not None  # an unstarted serve.Application; nothing runs
 
@@ -118,3 +120,44 @@ def test_profile_sections(tmp_path):
     with pytest.raises(ValueError, match="not found"):
         load_llm_config({"profile": "no-such-profile"})
     assert load_llm_config({"profile": "paper"}) == LLMServeConfig()  # the paper profile has no llm: yet
+
+
+RAY_HAPROXY_CFG = """global
+    stats socket /run/admin.sock mode 666 level admin expose-fd listeners
+defaults
+    mode http
+frontend prometheus
+    bind :9101
+    mode http
+    http-request use-service prometheus-exporter if { path /metrics }
+frontend http_frontend
+    bind 127.0.0.1:11536
+    default_backend sws
+backend sws
+    server r1 127.0.0.1:30000 check
+listen stats
+  bind *:8404
+  stats enable
+  stats uri /stats
+"""
+
+
+@pytest.mark.parametrize(
+    ("host", "stats", "side_binds"),
+    [
+        ("127.0.0.1", False, []),
+        ("127.0.0.1", True, ["bind 127.0.0.1:9101", "bind 127.0.0.1:8404"]),
+        ("::1", True, ["bind [::1]:9101", "bind [::1]:8404"]),
+        ("0.0.0.0", True, ["bind *:9101", "bind *:8404"]),
+    ],
+)
+def test_haproxy_side_listeners_are_dropped_or_bound_to_the_host(host, stats, side_binds):
+    """Ray writes HAProxy's Prometheus exporter and stats page on every interface (as in RAY_HAPROXY_CFG);
+    the HAProxy ``sws serve`` runs drops them, or binds them to the service's host when asked to."""
+    from serve._haproxy_exec import rewrite_config
+
+    text = rewrite_config(RAY_HAPROXY_CFG, host, stats)
+    binds = [line.strip() for line in text.splitlines() if line.strip().startswith("bind")]
+    assert sorted(binds) == sorted(["bind 127.0.0.1:11536", *side_binds])
+    assert ("listen stats" in text) is stats and ("frontend prometheus" in text) is stats
+    assert "backend sws\n    server r1 127.0.0.1:30000 check" in text

@@ -175,6 +175,32 @@ def test_mcp_without_token_is_refused(server, engine):
         asyncio.run(_mcp_session(server.url, "legacy", None, engine))
 
 
+async def _search_under_held_streams(url: str, streams: int, arguments: dict):
+    """Open ``streams`` GET /mcp streams and keep them open while one POST /search runs."""
+    import aiohttp
+
+    endless = aiohttp.ClientTimeout(total=None)
+    async with aiohttp.ClientSession(headers=AUTH, timeout=endless) as session:
+        sse = {"accept": "text/event-stream"}
+        held = await asyncio.gather(*(session.get(f"{url}/mcp", headers=sse) for _ in range(streams)))
+        try:
+            bounded = aiohttp.ClientTimeout(total=60)
+            async with session.post(f"{url}/search", json=arguments, timeout=bounded) as response:
+                return [r.status for r in held], response.status, await response.json()
+        finally:
+            for response in held:
+                response.close()
+
+
+def test_held_mcp_streams_leave_searches_answering(server, local_tools):
+    """64 open GET /mcp streams: at most 16 per replica (2 here) are held, the rest get 503, and /search
+    still has request slots (32 per replica) to answer in."""
+    arguments = {"query": "history of Sudan under Anglo-Egyptian rule", "top_k": 3}
+    statuses, status, data = asyncio.run(_search_under_held_streams(server.url, 64, arguments))
+    assert set(statuses) == {200, 503} and statuses.count(200) <= 2 * 16, statuses
+    assert status == 200 and data["content"] == local_tools.call_tool("search", json.dumps(arguments))
+
+
 HANDLE_TASK = """
 from ray import serve
 

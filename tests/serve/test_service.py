@@ -299,3 +299,35 @@ def test_request_coalescer_sends_concurrent_items_together():
     assert sent[1:3] == [[0], [1]] and all(len(batch) <= 4 for batch in sent)  # 2 in flight, rest queued
     assert sorted(i for batch in sent[1:-2] for i in batch) == list(range(10))
     assert isinstance(failed[0], RuntimeError)
+
+
+def test_mcp_get_streams_are_capped_and_closed_when_idle(service):
+    """A stateless server sends nothing on a GET stream, yet each holds a request slot: beyond
+    ``max_streams`` open ones a GET gets 503 (JSON, Retry-After); an idle stream is closed, freeing its slot."""
+    import asyncio
+
+    import httpx
+
+    from serve._mcp import make_mcp
+    from tests.ui.helpers import ServedApp
+
+    app = make_http_app(service, mcp=make_mcp(service, max_streams=2, stream_idle_s=1.0, retry_after_s=3))
+    sse = {"accept": "text/event-stream"}
+
+    async def scenario(url):
+        async with httpx.AsyncClient(timeout=30) as client:
+            held = [
+                await client.send(client.build_request("GET", url, headers=sse), stream=True) for _ in "ab"
+            ]
+            refused = await client.get(url, headers=sse)
+            ended = [(r.status_code, await r.aread()) for r in held]  # closed by the server when idle
+            again = await client.send(client.build_request("GET", url, headers=sse), stream=True)
+            await again.aclose()
+            return refused, ended, again.status_code
+
+    with ServedApp(app, lifespan="on") as served:
+        refused, ended, again = asyncio.run(scenario(f"{served.url}/mcp"))
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "3"
+    assert refused.json()["error"]["code"] == "too_many_streams"
+    assert ended == [(200, b""), (200, b"")]
+    assert again == 200
