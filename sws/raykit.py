@@ -23,3 +23,10 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     else:
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
+
+
+def current_node_id() -> str | None:
+    """The id of the Ray node this code runs on, or None outside Ray."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
