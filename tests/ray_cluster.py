@@ -1,8 +1,10 @@
-"""A real Ray cluster of ``ray start`` nodes on 127.0.0.1, for tests that submit jobs or lose a node.
+"""A real Ray cluster of ``ray start`` nodes on loopback addresses (127.0.0.2, .3, ...), for tests that submit
+jobs, serve, or lose a node.
 
 Every node is ``ray start --block`` in its own child process with its own ports, so a node is one process tree:
 ``kill(node)`` SIGKILLs that tree (a lost machine), ``stop()`` every tree still alive, all by PID (never
-``ray stop``, which would also stop the test session's own local Ray). The nodes share one temp dir.
+``ray stop``, which would also stop the test session's own local Ray). The nodes share one temp dir; each
+worker node's Serve proxy gets its own port, so the head's is the one at ``http_options.port``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ def free_port() -> int:
 def ray_env() -> dict[str, str]:
     """The environment for ``ray`` commands and drivers: no token auth, no usage stats, no inherited address."""
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])  # serve/
     env.pop("RAY_ADDRESS", None)
     return env
 
@@ -57,7 +60,8 @@ class Node:
 
 @dataclass
 class LoopbackCluster:
-    """A head (``head_cpus`` CPUs, the dashboard and job agent) plus worker nodes, all on 127.0.0.1."""
+    """A head (``head_cpus`` CPUs, the dashboard and job agent) plus worker nodes, each on its own loopback
+    address and ports, with a custom resource ``node_<name>``."""
 
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short paths
     nodes: list[Node] = field(default_factory=list)
@@ -88,7 +92,10 @@ class LoopbackCluster:
             *extra,
         ]
         log = open(Path(self.temp_dir) / f"start-{name}.log", "wb")  # noqa: SIM115
-        process = subprocess.Popen(command, cwd=REPO, env=ray_env(), stdout=log, stderr=subprocess.STDOUT)
+        env = ray_env()
+        if "--head" not in extra:  # a worker's Serve proxy off the head's HTTP port (one machine)
+            env["RAY_SERVE_WORKER_PROXY_HTTP_PORT"] = str(free_port())
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         node = Node(name, process, resource)
         self.nodes.append(node)
         return node

@@ -1,4 +1,4 @@
-"""A head and two worker nodes (``node_a``, ``node_b``, one CPU each) on 127.0.0.1, fresh for each test,
+"""A head and two worker nodes (``node_a``, ``node_b``, one CPU each) on loopback, fresh for each test,
 every process stopped by PID at the end."""
 
 import pytest
