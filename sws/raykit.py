@@ -34,3 +34,10 @@ def _single_machine() -> None:
 
     if os.environ.setdefault(ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR, "0") == "0":
         ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def current_node_id() -> str | None:
+    """The id of the Ray node this code runs on, or None outside Ray."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None

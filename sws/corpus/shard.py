@@ -1,7 +1,8 @@
 """One shard of the corpus build: a dump unit -> docs, chunks and redirects Parquet plus its stats.
 
 Plain Python over one :class:`~sws.corpus.dump.DumpUnit`; the Ray job only runs many of these in parallel.
-A shard's stats file is written last (atomically), so its presence means the shard is complete.
+A shard's stats file is written last (atomically), so its presence means the shard is complete; it also names
+the Ray node that built the shard.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from sws.corpus.pages import Page
 from sws.corpus.tokens import token_counter
 from sws.corpus.wikitext import WikitextConverter
 from sws.io import write_atomically
+from sws.raykit import current_node_id
 
 logger = logging.getLogger(__name__)
 TABLES = {"chunks": schema.CHUNKS, "docs": schema.DOCS, "redirects": schema.REDIRECTS}
@@ -128,6 +130,7 @@ class CorpusShardBuilder:
             "counts": {k: v for k, v in sorted(counts.items()) if v},
             "input_error": reader.error,
             "seconds": round(time.perf_counter() - started, 3),
+            "node_id": current_node_id(),  # the Ray node that built it (None outside Ray)
         }
         write_atomically(
             stats_path(self.out_dir, index), lambda tmp: tmp.write_text(json.dumps(stats, indent=1))

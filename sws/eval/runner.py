@@ -166,7 +166,12 @@ def run_evaluation(
     pool = _WorkerPool(
         workers,
         f"sws-eval-{run_id}",
-        {"num_cpus": worker_num_cpus, "max_concurrency": episodes_per_worker + 2, "max_restarts": 0},
+        {
+            "num_cpus": worker_num_cpus,
+            "max_concurrency": episodes_per_worker + 2,
+            "max_restarts": 0,
+            "scheduling_strategy": "SPREAD",  # over the nodes: a lost node takes as few episodes as it can
+        },
         (str(out_dir), run_id, config, per_worker_llm, tools_factory, fingerprint, judge, rows_per_part),
     )
     bar = tqdm(total=len(items), initial=len(items) - len(todo), disable=not progress, desc=dataset or "eval")

@@ -196,3 +196,12 @@ def test_disambiguation_drop_and_skip_reasons(tmp_path):
         5,
     )
     assert manifest["reconciled"]
+
+
+def test_shard_stats_name_the_ray_node_that_built_them(sample_corpus, ray_local):
+    out, manifest = sample_corpus
+    node = ray_local.get_runtime_context().get_node_id()
+    stats = [
+        json.loads((out / "_stats" / f"part-{i:05d}.json").read_text()) for i in range(manifest["shards"])
+    ]
+    assert {s["node_id"] for s in stats} == {node}

@@ -1,0 +1,225 @@
+"""A real Ray cluster of ``ray start`` nodes on loopback addresses (127.0.0.2, .3, ...), for tests that submit
+jobs, serve, or lose a node.
+
+Every node is ``ray start --block`` in its own child process with its own ports, so a node is one process tree:
+``kill(node)`` SIGKILLs that tree (a lost machine), ``stop()`` every tree still alive, all by PID (never
+``ray stop``, which would also stop the test session's own local Ray). The nodes share one temp dir; each
+worker node's Serve proxy gets its own port, so the head's is the one at ``http_options.port``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ray_env() -> dict[str, str]:
+    """The environment for ``ray`` commands and drivers: no token auth, no usage stats, no inherited address,
+    cluster mode."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])  # serve/
+    env.pop("RAY_ADDRESS", None)
+    env.pop(
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None
+    )  # set by init_ray's single-machine mode; nodes need clusters
+    return env
+
+
+@dataclass
+class Node:
+    """One ``ray start --block`` process; ``resource`` is a custom resource only this node has."""
+
+    name: str
+    process: subprocess.Popen
+    resource: str
+    node_id: str | None = None
+
+    def tree(self) -> list[psutil.Process]:
+        try:
+            root = psutil.Process(self.process.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+
+@dataclass
+class LoopbackCluster:
+    """A head (``head_cpus`` CPUs, the dashboard and job agent) plus worker nodes, each on its own loopback
+    address and ports, with a custom resource ``node_<name>``."""
+
+    temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short paths
+    nodes: list[Node] = field(default_factory=list)
+    gcs_address: str = ""
+    dashboard_url: str = ""
+
+    def _start(self, name: str, cpus: int, extra: list[str]) -> Node:
+        resource = f"node_{name}"
+        command = [
+            str(BIN / "ray"),
+            "start",
+            "--block",
+            # its own loopback address (127.0.0.1 itself Ray swaps for the machine's address)
+            f"--node-ip-address=127.0.0.{2 + len(self.nodes)}",
+            f"--num-cpus={cpus}",
+            f"--resources={json.dumps({resource: 1})}",
+            f"--temp-dir={self.temp_dir}",
+            f"--node-manager-port={free_port()}",
+            f"--object-manager-port={free_port()}",
+            f"--min-worker-port={(low := 20000 + 1000 * len(self.nodes))}",
+            f"--max-worker-port={low + 999}",
+            # own agent ports: the defaults (52365, ...) clash between nodes and with other local Rays
+            f"--dashboard-agent-listen-port={free_port()}",
+            f"--dashboard-agent-grpc-port={free_port()}",
+            f"--runtime-env-agent-port={free_port()}",
+            f"--metrics-export-port={free_port()}",
+            "--object-store-memory=100000000",
+            *extra,
+        ]
+        log = open(Path(self.temp_dir) / f"start-{name}.log", "wb")  # noqa: SIM115
+        env = ray_env()
+        if "--head" not in extra:  # a worker's Serve proxy off the head's HTTP port (one machine)
+            env["RAY_SERVE_WORKER_PROXY_HTTP_PORT"] = str(free_port())
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        node = Node(name, process, resource)
+        self.nodes.append(node)
+        return node
+
+    def start(self, workers: tuple[str, ...] = ("a", "b"), head_cpus: int = 0, worker_cpus: int = 1):
+        """Start the head, then each worker in turn (nodes starting together on one temp dir time out)."""
+        self.start_head(head_cpus)
+        for name in workers:
+            self.add_worker(name, worker_cpus)
+        return self
+
+    def start_head(self, cpus: int = 1) -> Node:
+        port, dashboard = free_port(), free_port()
+        self.gcs_address = f"127.0.0.2:{port}"
+        self.dashboard_url = f"http://127.0.0.1:{dashboard}"
+        node = self._start(
+            "head",
+            cpus,
+            [
+                "--head",
+                f"--port={port}",
+                "--include-dashboard=true",  # the job agent of `ray job submit`
+                "--dashboard-host=127.0.0.1",
+                f"--dashboard-port={dashboard}",
+                f"--ray-client-server-port={free_port()}",
+            ],
+        )
+        self.wait_nodes()
+        return node
+
+    def add_worker(self, name: str, cpus: int = 1) -> Node:
+        node = self._start(name, cpus, [f"--address={self.gcs_address}"])
+        self.wait_nodes()
+        return node
+
+    def wait_nodes(self, timeout_s: float = 240.0) -> None:
+        """Wait until every started node is alive in the GCS, and record each node's id."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for node in self.nodes:
+                if node.process.poll() is not None:
+                    raise RuntimeError(f"ray start of {node.name} exited; see {self.temp_dir}/start-*.log")
+            alive = self._alive_nodes()
+            for node in self.nodes:
+                node.node_id = alive.get(node.resource)
+            if all(node.node_id for node in self.nodes):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes not up after {timeout_s}s: {alive}")
+            time.sleep(2)
+
+    def _alive_nodes(self) -> dict[str, str]:
+        """``{custom resource: node id}`` of the alive nodes (from a short-lived driver)."""
+        code = (
+            "import json, ray\n"
+            f"ray.init(address={self.gcs_address!r}, log_to_driver=False, logging_level='ERROR')\n"
+            "print(json.dumps({r: n['NodeID'] for n in ray.nodes() if n['Alive'] "
+            "for r in n['Resources'] if r.startswith('node_')}))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            check=False,
+            env=ray_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            return {}
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def node_named(self, node_id: str) -> Node:
+        return next(node for node in self.nodes if node.node_id == node_id)
+
+    def kill(self, node: Node) -> None:
+        """SIGKILL the node's whole process tree (raylet, its workers, agents): the machine is gone."""
+        for proc in node.tree():
+            try:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+        node.process.wait(30)
+
+    def stop(self) -> None:
+        """Kill every node, workers before the head, and remove the temp dir."""
+        for node in reversed(self.nodes):
+            self.kill(node)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def submit_job(dashboard_url: str, entrypoint: list[str], timeout_s: float = 300) -> str:
+    """Submit a job (run in the repository, with the nodes' environment); retries while the head's job
+    agent is still starting. Returns the job id."""
+    from ray.job_submission import JobSubmissionClient
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return JobSubmissionClient(dashboard_url).submit_job(entrypoint=shlex.join(entrypoint))
+        except (RuntimeError, ConnectionError) as exc:  # the dashboard or its job agent is not up yet
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cannot submit a job to {dashboard_url}: {exc}") from exc
+        time.sleep(2)
+
+
+def wait_job(dashboard_url: str, job_id: str, timeout_s: float = 600) -> tuple[str, str]:
+    """Wait for the job to end; returns its final status ("SUCCEEDED", "FAILED", "STOPPED") and its logs."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    deadline = time.monotonic() + timeout_s
+    while (status := client.get_job_status(job_id)) not in (
+        JobStatus.SUCCEEDED,
+        JobStatus.FAILED,
+        JobStatus.STOPPED,
+    ):
+        if time.monotonic() > deadline:
+            client.stop_job(job_id)
+            raise TimeoutError(
+                f"job {job_id} still {status} after {timeout_s}s:\n{client.get_job_logs(job_id)[-3000:]}"
+            )
+        time.sleep(1)
+    return status.value, client.get_job_logs(job_id)
