@@ -7,7 +7,9 @@ The same stage as ``sws build corpus`` (``sws.stages.build_corpus``); inside a s
 through ``RAY_ADDRESS``. Safe to resubmit: finished shards are skipped.
 """
 
+import argparse
 import json
+import sys
 
 from sws import stages
 
@@ -18,9 +20,18 @@ def main() -> None:
         {
             "--dump": {"dest": "dumps", "action": "append", "default": []},
             "--multistream-index": {"dest": "index_paths", "action": "append", "default": []},
+            "--index": {
+                "dest": "old_index_paths",
+                "action": "append",
+                "default": [],
+                "help": argparse.SUPPRESS,
+            },
             "--out": {},
         },
     )
+    if args.old_index_paths:  # the name before --index meant an index directory everywhere else
+        print("warning: --index is deprecated here, use --multistream-index", file=sys.stderr)
+        args.index_paths += args.old_index_paths
     cfg = args.cfg
     if args.dumps:
         stages.use_dumps(

@@ -205,6 +205,17 @@ def submit_job(dashboard_url: str, entrypoint: list[str], timeout_s: float = 300
         time.sleep(2)
 
 
+def assert_job_running(dashboard_url: str, job_id: str) -> None:
+    """Fail at once, with the job's logs, if the job has already ended (a wait for its progress is futile)."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    status = client.get_job_status(job_id)
+    assert status in (JobStatus.PENDING, JobStatus.RUNNING), (
+        f"job {job_id} {status.value}:\n{client.get_job_logs(job_id)[-3000:]}"
+    )
+
+
 def wait_job(dashboard_url: str, job_id: str, timeout_s: float = 600) -> tuple[str, str]:
     """Wait for the job to end; returns its final status ("SUCCEEDED", "FAILED", "STOPPED") and its logs."""
     from ray.job_submission import JobStatus, JobSubmissionClient

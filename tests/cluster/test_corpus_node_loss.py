@@ -12,7 +12,7 @@ from sws.corpus.dump import plan_units
 from sws.corpus.multistream import pack_multistream
 from sws.corpus.shard import CorpusShardBuilder
 from tests.conftest import SAMPLE
-from tests.ray_cluster import submit_job, wait_job
+from tests.ray_cluster import assert_job_running, submit_job, wait_job
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 N_SHARDS = 42  # 206 pages, 5 per stream, 1 stream per shard
@@ -43,7 +43,7 @@ def test_corpus_job_survives_a_lost_worker_node(cluster, tmp_path):
         sys.executable,
         "ray_jobs/build_corpus.py",
         f"--dump={dump}",
-        f"--index={index}",
+        f"--multistream-index={index}",
         f"--out={out}",
         "dump.streams_per_shard=1",
     ]
@@ -52,6 +52,7 @@ def test_corpus_job_survives_a_lost_worker_node(cluster, tmp_path):
     deadline = time.monotonic() + 300
     while {s["node_id"] for s in _stats(out)} != workers:  # both workers have built a shard
         assert time.monotonic() < deadline, f"shards not built on both worker nodes: {_stats(out)}"
+        assert_job_running(cluster.dashboard_url, job)
         time.sleep(0.2)
     built_before = len(_stats(out))
     cluster.kill(cluster.nodes[1])

@@ -11,7 +11,7 @@ from ray.util.state import list_actors
 from sws.agent.scripted_server import Faults, ScriptedLLMServer
 from sws.eval.datasets import load_dataset, select
 from sws.eval.results import part_files
-from tests.ray_cluster import REPO, submit_job, wait_job
+from tests.ray_cluster import REPO, assert_job_running, submit_job, wait_job
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 DATA = REPO / "sws" / "data" / "bamboogle_test.flashrag.jsonl"
@@ -51,6 +51,7 @@ def test_eval_job_records_every_item_once_after_a_lost_worker_node(cluster, lead
             assert time.monotonic() < deadline, (
                 f"episode workers not running on both nodes: {_workers(cluster)}"
             )
+            assert_job_running(cluster.dashboard_url, job)
             time.sleep(0.5)
         cluster.kill(cluster.nodes[1])
         assert server.llm.stats["requests"] < 2 * N_ITEMS  # mid-run: each episode asks twice
