@@ -6,7 +6,9 @@ is nearest the target inside the band ``target ± tolerance``, and units are pac
 what is left: a chunk closes when the next unit would leave the band, when it is in the band and the next unit
 moves it away from that mean, or at a section boundary when the whole next section would not fit. A short tail borrows units from the chunk before it. Every chunk starts with the
 section line(s) it is in (and a table's header row when it starts inside a table), so it reads on its own.
-Token counts are those of the real tokenizer on the final chunk text.
+Token counts are those of the real tokenizer on the final chunk text, computed from the units' counts (each
+unit is tokenised once) wherever the joins between them are clean (:func:`clean_join`) and the tokenizer is
+Qwen3's, by recounting otherwise.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class SectionChunker:
         sections = doc.sections
         if not sections:
             return []
+        self._header_tokens: dict[str, int] = {}  # this document's chunk headers, counted once each
         units = self._units(sections)
         groups = self._pack(sections, units)
         groups = self._rebalance_tail(sections, groups)
@@ -123,9 +126,13 @@ class SectionChunker:
             header += first.table_head
         return header
 
+    def _count_header(self, header: str) -> int:
+        if header not in self._header_tokens:
+            self._header_tokens[header] = self.counter.count(header) if header else 0
+        return self._header_tokens[header]
+
     def _estimate(self, sections: list[Section], group: list[_Unit]) -> int:
-        header = self._header(sections, group[0])
-        return (self.counter.count(header) if header else 0) + sum(u.tokens for u in group)
+        return self._count_header(self._header(sections, group[0])) + sum(u.tokens for u in group)
 
     def _chunk_count(self, total: int) -> int:
         """How many chunks a page of ``total`` tokens needs so that their mean lies nearest the target."""
@@ -192,16 +199,41 @@ class SectionChunker:
 
     # -- text ---------------------------------------------------------------------------------------------
 
-    def _render(self, sections: list[Section], group: list[_Unit]) -> str:
-        return (self._header(sections, group[0]) + "".join(u.text for u in group)).strip()
+    def _render(self, sections: list[Section], group: list[_Unit]) -> tuple[str, int]:
+        """The chunk's text and its exact token count."""
+        header = self._header(sections, group[0])
+        pieces: list[tuple[str, int | None]] = [(header, self._count_header(header))] if header else []
+        pieces += [(u.text, u.tokens) for u in group]
+        text = "".join(p for p, _ in pieces).strip()
+        first, last = pieces[0][0].lstrip(), pieces[-1][0].rstrip()
+        if len(pieces) < 2 or not first or not last or not self.counter.sums_at_clean_joins:
+            return text, self.counter.count(text)  # (or the strip may reach beyond the end pieces)
+        if first != pieces[0][0]:
+            pieces[0] = (first, None)
+        if last != pieces[-1][0]:
+            pieces[-1] = (last, None)
+        return text, self._sum_counts(pieces)
+
+    def _sum_counts(self, pieces: list[tuple[str, int | None]]) -> int:
+        """The token count of the pieces' concatenation: known counts (None: unknown) summed across clean
+        joins, runs of pieces joined otherwise counted as one text."""
+        total = 0
+        run, tokens = [pieces[0][0]], pieces[0][1]
+        for text, known in pieces[1:]:
+            if clean_join(run[-1], text):
+                total += tokens if tokens is not None else self.counter.count("".join(run))
+                run, tokens = [text], known
+            else:
+                run.append(text)
+                tokens = None
+        return total + (tokens if tokens is not None else self.counter.count("".join(run)))
 
     def _finalise(self, sections: list[Section], groups: list[list[_Unit]]) -> list[TextChunk]:
         chunks: list[TextChunk] = []
         i = 0
         while i < len(groups):
             group = groups[i]
-            text = self._render(sections, group)
-            n_tokens = self.counter.count(text)
+            text, n_tokens = self._render(sections, group)
             if n_tokens > self.max_tokens and len(group) > 1:  # the estimate was a few tokens short
                 if i + 1 == len(groups):
                     groups.append([])
@@ -210,3 +242,25 @@ class SectionChunker:
             chunks.append(TextChunk(text, n_tokens, sections[group[0].section].line))
             i += 1
         return chunks
+
+
+def clean_join(left: str, right: str) -> bool:
+    r"""True when ``count(left + right) == count(left) + count(right)`` is certain for Qwen3's tokenizer.
+
+    That holds when no pre-token of ``left + right`` spans the join: BPE merges stay inside pre-tokens, and
+    matching the Qwen2 pattern at a position reads only forward. Two joins qualify. (a) ``left`` ends with
+    "\n" and ``right`` starts with non-whitespace after any spaces (the units of a body, joined at line
+    ends): a pre-token holding a newline is made of whitespace or ends in newlines, and ``\s*[\r\n]+`` is
+    tried before the other whitespace alternatives, so the run ends at the last newline, ``left``'s.
+    (b) ``left`` ends with non-whitespace and ``right`` starts with a space (the sentences of one line): no
+    alternative matches non-whitespace followed by a space, and the lookahead of ``\s+(?!\S)`` only
+    follows whitespace. Added tokens hold neither newlines nor spaces, and NFC neither composes across a
+    newline or a space nor reorders across them. ``str.isspace`` is a superset of the pattern's ``\s``
+    (it also takes U+001C..U+001F), which errs on the safe side.
+    """
+    if not left or not right:
+        return False
+    if left[-1] == "\n":
+        rest = right.lstrip(" ")
+        return bool(rest) and not rest[0].isspace()
+    return right[0] == " " and not left[-1].isspace()

@@ -48,6 +48,8 @@ QWEN3_ADDED_TOKENS = (
 
 class TokenCounter(Protocol):
     name: str
+    # count(a + b) == count(a) + count(b) at the joins of sws.corpus.chunker.clean_join (Qwen2 pre-tokenisation)
+    sums_at_clean_joins: bool
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -60,6 +62,7 @@ class TiktokenQwenCounter:
     """Qwen3 token ids through tiktoken; added-token strings in text become their single ids, as in Qwen3."""
 
     name = "qwen3-tiktoken"
+    sums_at_clean_joins = True
 
     def __init__(self) -> None:
         import tiktoken
@@ -75,18 +78,23 @@ class TiktokenQwenCounter:
         )
 
     def encode(self, text: str) -> list[int]:
-        return self._enc.encode(unicodedata.normalize("NFC", text), allowed_special="all")
+        text = unicodedata.normalize("NFC", text)
+        # every added token starts with "<": without one, the plain encoder (no special-token scan) is exact
+        return (
+            self._enc.encode(text, allowed_special="all") if "<" in text else self._enc.encode_ordinary(text)
+        )
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
 
     def count_many(self, texts: list[str]) -> list[int]:
-        normal = [unicodedata.normalize("NFC", t) for t in texts]
-        return [len(self._enc.encode(t, allowed_special="all")) for t in normal]
+        return [len(self.encode(t)) for t in texts]
 
 
 class HFTokenCounter:
     """Any Hugging Face tokenizer: a ``tokenizer.json`` path or a hub name (no special tokens added)."""
+
+    sums_at_clean_joins = False  # an arbitrary tokenizer: every chunk is counted whole
 
     def __init__(self, name_or_path: str) -> None:
         from tokenizers import Tokenizer

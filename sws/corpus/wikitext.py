@@ -30,9 +30,14 @@ INTERLANGUAGE = re.compile(r"^[a-z]{2,3}(?:-[a-z]{2,8})*\s*:", re.IGNORECASE)
 QUOTE_RUN = re.compile(r"'{2,}")
 MARKUP_CHARACTERS = re.compile(r"[{}\[\]<>|=']+")
 APOSTROPHE_THEN_ITALICS = re.compile(r"(?<=[^\s'])'''(?!')")
-SPACE_BEFORE_PUNCTUATION = re.compile(r"(?<=\S) +(?=[,;:.](?:\s|$))")
+# the lookbehinds follow a first character so that the scan can skip to it
+SPACE_BEFORE_PUNCTUATION = re.compile(r" (?<=\S ) *(?=[,;:.](?:\s|$))")
 LIST_MARKER = re.compile(r"^([*#:;]+)\s*")
-SPACES = re.compile(r"(?<=\S)[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+_WIDE_SPACE = r"\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+# a run of spaces after a word, but for a lone " " (already what a run becomes)
+SPACES = re.compile(
+    rf"[ {_WIDE_SPACE}](?<=\S[ {_WIDE_SPACE}])[ {_WIDE_SPACE}]+|[{_WIDE_SPACE}](?<=\S[{_WIDE_SPACE}])"
+)
 ZERO_WIDTH = re.compile(r"[\u200b\u200c\u200d\ufeff\u2060]")
 BLANK_LINES = re.compile(r"\n{3,}")
 IMAGE_FILE = re.compile(r"\.(?:svg|png|jpe?g|gif|tiff?|webp)$", re.IGNORECASE)
@@ -337,6 +342,9 @@ def _strip_quotes(text: str) -> str:
         return text
     lines = []
     for line in text.split("\n"):
+        if "''" not in line:
+            lines.append(line)
+            continue
         runs = [len(r) for r in QUOTE_RUN.findall(line)]
         if sum(n in (2, 5) for n in runs) % 2 and sum(n in (3, 5) for n in runs) % 2:
             line = APOSTROPHE_THEN_ITALICS.sub("'", line, count=1)

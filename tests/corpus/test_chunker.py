@@ -1,11 +1,12 @@
 """Chunking on real samples: contiguous ids, exact token counts, the band, whole table rows, section lines."""
 
+import itertools
 import re
 
 import pytest
 
 from sws.config import CleanConfig
-from sws.corpus.chunker import SectionChunker
+from sws.corpus.chunker import SectionChunker, clean_join
 from sws.corpus.dump import DumpUnit, WikiDumpReader
 from sws.corpus.sentences import split_sentences
 from sws.corpus.tokens import token_counter
@@ -115,3 +116,69 @@ def test_short_article_is_one_short_chunk():
 def test_bad_chunker_settings():
     with pytest.raises(ValueError):
         SectionChunker(token_counter("qwen3"), target_tokens=1536, tolerance=1.5)
+
+
+JOINS = [  # (left, right, clean): the joins the chunker sums across, and near misses it must recount
+    ("Foo bar.\n", "Baz", True),
+    ("Foo bar.\n\n", "  - nested item", True),
+    ("| a | b |\n", "| c | d |\n", True),
+    ("It ended in 1990.", " The next", True),
+    ("He said \u201cno.\u201d", " \u0301Then", True),
+    ("Caf\u0065\n", "\u0301 x", True),
+    ("x <|endoftext|>\n", "<|im_start|> y", True),
+    ("Foo.", "\nBar", False),  # ".\n" is one pre-token
+    ("Foo\n", "\nBar", False),  # "\n\n" is one pre-token
+    ("Foo\n", "  \nBar", False),
+    ("Foo\n", "\x1cBar", False),  # str.isspace but not the pattern's \s: refused
+    ("Foo", "bar", False),
+    ("Foo ", " bar", False),
+    ("Foo.", "\tBar", False),
+]
+
+
+@pytest.mark.parametrize(("left", "right", "clean"), JOINS)
+def test_clean_joins_sum_exactly(left, right, clean):
+    counter = token_counter("qwen3")
+    assert clean_join(left, right) is clean
+    if clean:
+        assert counter.count(left + right) == counter.count(left) + counter.count(right)
+
+
+def test_clean_joins_sum_exactly_on_real_units(chunked):
+    """Every adjacent pair of units of the samples (sentences of a line, lines of a body) that the chunker
+    would sum across counts as the sum of its parts."""
+    chunker, docs = chunked
+    checked = 0
+    for doc, _ in docs:
+        for section in doc.sections:
+            units = [u.text for u in chunker._units([section])]
+            for left, right in itertools.pairwise(units):
+                if clean_join(left, right):
+                    joined = chunker.counter.count(left + right)
+                    assert joined == chunker.counter.count(left) + chunker.counter.count(right)
+                    checked += 1
+    assert checked > 10_000
+
+
+class _CharsCounter:
+    """Not additive at any join: one token per started 4 characters."""
+
+    name = "chars/4"
+    sums_at_clean_joins = False
+
+    def encode(self, text: str) -> list[int]:
+        return list(range(-(-len(text) // 4)))
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+
+def test_other_tokenizers_count_whole_chunks():
+    counter = _CharsCounter()
+    body = "\n".join(f"Line {i} says a thing. Then another one." for i in range(200))
+    chunks = SectionChunker(counter, target_tokens=128).chunk(Document("T", [Section("1", "S", body)]))
+    assert len(chunks) > 3
+    assert all(c.n_tokens == counter.count(c.text) for c in chunks)

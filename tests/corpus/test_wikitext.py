@@ -8,7 +8,7 @@ import pytest
 
 from sws.config import CleanConfig
 from sws.corpus.dump import DumpUnit, WikiDumpReader
-from sws.corpus.wikitext import WikitextConverter
+from sws.corpus.wikitext import SPACES, WikitextConverter
 
 GOLDEN = Path(__file__).parent.parent / "data" / "golden"
 RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|\{\||\|-|'''")
@@ -185,3 +185,26 @@ def test_output_is_nfc(converter):
 )
 def test_regressions_found_against_wikiextractor(converter, wikitext, markdown):
     assert convert(converter, wikitext) == "Section 0: Preamble\n" + markdown
+
+
+OLD_SPACES = re.compile(r"(?<=\S)[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")  # the plain form
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a b",
+        "a  b",
+        "a\tb",
+        "a \t\u00a0b",
+        " lead",
+        "\t lead",
+        "end ",
+        "a\u3000",
+        "x\n  - y",
+        "a \u2009 , b",
+        "",
+    ],
+)
+def test_space_runs_collapse_as_the_plain_pattern(text):
+    assert SPACES.sub(" ", text) == OLD_SPACES.sub(" ", text)
