@@ -35,7 +35,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from serve._service import RetrievalService, ServiceError
-from sws.transport.calls import BackendFailure
+from sws.env import BackendFailure
 
 OPEN_PATHS = frozenset({"/health"})  # reachable without the bearer token (load-balancer probes)
 _HTTP_CODES = {

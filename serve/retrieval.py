@@ -334,7 +334,7 @@ class RetrievalIngress:
     async def _remote_embed_many(self, texts: list[str]) -> list[np.ndarray]:
         from ray.exceptions import RayTaskError
 
-        from sws.transport import BackendFailure
+        from sws.env import BackendFailure
 
         try:
             return await self._embedder.embed_many.remote(texts)

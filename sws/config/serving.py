@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 INGRESS_MODES = ("haproxy", "proxy")
-TRANSPORTS = ("inprocess", "handle", "http")
 DEFAULT_PORT = 11536  # the reference tool server's port, so its clients' TOOL_BASE_URL default keeps working
 
 

@@ -11,8 +11,7 @@ from starlette.testclient import TestClient
 
 from serve._http import make_http_app
 from serve._service import Limits, RetrievalService
-from sws.env import tool_schemas
-from sws.transport import BackendFailure, call_tool, guarded_tools
+from sws.env import BackendFailure, call_tool, guarded_tools, tool_schemas
 from tests.serve.cases import tool_cases
 
 TOKEN = "unit-token"
