@@ -1,4 +1,4 @@
-"""The tools over HTTP: ``POST {url}/call`` of the retrieval service (``serve/retrieval.py``).
+"""The tools over HTTP: ``POST {url}/call`` of the retrieval service (``serve/retrieval/app.py``).
 
 Sync calls use one pooled ``httpx.Client``; async calls use one ``aiohttp`` session per event loop (httpx's
 async pool slows down sharply beyond a few dozen concurrent requests on a small machine; aiohttp holds up,

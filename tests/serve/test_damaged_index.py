@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 from starlette.testclient import TestClient
 
-from serve._http import make_http_app
-from serve._service import RetrievalService
+from serve.retrieval.http_app import make_http_app
+from serve.retrieval.service import RetrievalService
 from sws.env import INVALID_URL_MESSAGE, WikiTools, call_tool, guarded_tools
 from sws.index import IndexCorruptError
 from sws.search import SearchEngine

@@ -20,7 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from serve._requests import OpenUrlRequest, RandomRequest, RequestError, SearchRequest, validated
+from serve.retrieval.request_models import (
+    OpenUrlRequest,
+    RandomRequest,
+    RequestError,
+    SearchRequest,
+    validated,
+)
 from sws.env import (
     NO_RESULTS,
     BackendFailure,
