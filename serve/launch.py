@@ -58,7 +58,13 @@ def haproxy_env(run_dir: str | Path, host: str = "127.0.0.1", stats: bool = Fals
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     binary = os.environ.get("SWS_HAPROXY_BINARY") or get_haproxy_binary()
-    command = [sys.executable, str(Path(__file__).with_name("haproxy_exec.py")), host, str(int(stats)), binary]
+    command = [
+        sys.executable,
+        str(Path(__file__).with_name("haproxy_exec.py")),
+        host,
+        str(int(stats)),
+        binary,
+    ]
     launcher = run_dir / "haproxy"
     launcher.write_text(f'#!/bin/sh\nexec {shlex.join(command)} "$@"\n')
     launcher.chmod(0o755)
