@@ -85,10 +85,10 @@ def disk(corpus: Path, index: Path, manifest: dict[str, Any]) -> dict[str, int]:
 
 def served(index: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """QPS and latency of ``sws serve --replicas 2`` per method and client count, and the replicas' RSS."""
+    from loadgen import load
     from serve_common import http_requests
 
     from serve.launch import ServeProcess
-    from serve.loadgen import load
 
     sets = queries(args.queries)
     texts = [q for pair in zip(sets["keyword"], sets["question"]) for q in pair]

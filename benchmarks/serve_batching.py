@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from loadgen import load
 from serve_common import emit, http_requests, json_stdout, sample_index, tool_calls
 
 from serve.launch import ServeProcess
-from serve.loadgen import load
 
 
 def main() -> int:

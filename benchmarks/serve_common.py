@@ -22,8 +22,7 @@ for path in (REPO, REPO / "benchmarks"):
         sys.path.insert(0, str(path))
 
 from corpus_common import MACHINE, emit, json_stdout
-
-from serve.loadgen import percentile
+from loadgen import percentile
 
 WORK = REPO / "benchmarks" / "results" / "work"
 METHODS = ("keywords", "vector", "rrf", "open_url")

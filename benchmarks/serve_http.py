@@ -20,10 +20,10 @@ import statistics
 import time
 from pathlib import Path
 
+from loadgen import load
 from serve_common import METHODS, emit, http_requests, inprocess_load, json_stdout, sample_index, tool_calls
 
 from serve.launch import ServeProcess
-from serve.loadgen import load
 
 
 def _summary(rounds: dict[str, list[dict]]) -> dict:

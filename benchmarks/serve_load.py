@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 import httpx
+from loadgen import load
 from serve_common import emit, json_stdout, sample_index, tool_calls
 
 from serve.launch import ServeProcess, serve_status
-from serve.loadgen import load
 
 TOKEN = "bench-token"
 

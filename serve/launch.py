@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any, Self
 from sws.config import INGRESS_MODES, ServeConfig
 
 if TYPE_CHECKING:
-    from serve._procs import ProcessLedger
+    from serve.processes import ProcessLedger
 
-REPO_ROOT = Path(__file__).resolve().parents[1]  # holds the `serve` package the replicas import
 HAPROXY_RETRY_ON = "conn-failure empty-response"  # HAProxy's default is conn-failure only
 LEDGER_INTERVAL_S = 2.0  # how often a running `sws serve` records the processes it started
 
@@ -46,7 +45,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def haproxy_env(run_dir: str | Path, host: str = "127.0.0.1", stats: bool = False) -> dict[str, str]:
     """Environment for a private HAProxy ingress: the flag, its files under ``run_dir``, free side ports,
-    and the HAProxy it runs (``serve/_haproxy_exec.py``: its stats page and Prometheus exporter bound to
+    and the HAProxy it runs (``serve/haproxy_exec.py``: its stats page and Prometheus exporter bound to
     ``host``, or off unless ``stats``; it dies with the Ray worker that started it).
 
     Ray's defaults (``/tmp/haproxy-serve``, ports 8404, 9101, 8500, 9500) are machine-wide, so two
@@ -59,7 +58,13 @@ def haproxy_env(run_dir: str | Path, host: str = "127.0.0.1", stats: bool = Fals
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     binary = os.environ.get("SWS_HAPROXY_BINARY") or get_haproxy_binary()
-    command = [sys.executable, str(REPO_ROOT / "serve" / "_haproxy_exec.py"), host, str(int(stats)), binary]
+    command = [
+        sys.executable,
+        str(Path(__file__).with_name("haproxy_exec.py")),
+        host,
+        str(int(stats)),
+        binary,
+    ]
     launcher = run_dir / "haproxy"
     launcher.write_text(f'#!/bin/sh\nexec {shlex.join(command)} "$@"\n')
     launcher.chmod(0o755)
@@ -125,8 +130,6 @@ def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> di
     if cfg.ingress not in INGRESS_MODES:
         raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
     env = {"RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
-    paths = [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     if cfg.ingress == "haproxy":
         run_dir = run_dir or tempfile.mkdtemp(prefix="sws-haproxy-")
         env |= haproxy_env(run_dir, cfg.host, cfg.haproxy_stats)
@@ -152,7 +155,7 @@ def run(
     import ray
     from ray import serve
 
-    from serve._procs import ProcessLedger, reap_stale
+    from serve.processes import ProcessLedger, reap_stale
     from serve.retrieval import build_app
     from sws.raykit import init_ray
 
@@ -285,7 +288,6 @@ class ServeProcess:
         stderr = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
             command,
-            cwd=REPO_ROOT,
             env=env,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -357,7 +359,6 @@ def serve_status(ray_address: str, timeout_s: float = 60.0) -> dict[str, Any]:
         text=True,
         timeout=timeout_s,
         env=env,
-        cwd=REPO_ROOT,
     )
     if done.returncode != 0:
         raise RuntimeError(f"serve.status() failed: {done.stderr[-2000:]}")

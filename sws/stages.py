@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig, SwsConfig, to_dict
+from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig, SwsConfig, ToolClientConfig, to_dict
 
 
 class StageError(RuntimeError):
@@ -232,7 +232,7 @@ def evaluate(
                     "max_concurrency": e.max_concurrency,
                     "timeout": e.timeout_s,
                 },
-                tools_factory=tool_client_factory(cfg.tools, index=index_dir),
+                tools_factory=tool_client_factory(**tool_client_args(cfg.tools, index_dir)),
                 fingerprint=environment_fingerprint(cfg.tools, index_dir),
                 judge=judge,
                 dataset=dataset,
@@ -313,6 +313,23 @@ def run_job(main) -> None:
 def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
     """``make_embedder`` keyword arguments."""
     return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
+
+
+def tool_client_args(cfg: ToolClientConfig, index: str | None = None) -> dict[str, Any]:
+    """``make_tool_client`` arguments: ``index`` is the fallback of an unset ``cfg.index``; the bearer token is
+    read here, from ``cfg.token_env``."""
+    from sws.retry import RetryPolicy
+
+    return {
+        "transport": cfg.transport,
+        "index": cfg.index or index,
+        "url": cfg.url,
+        "app_name": cfg.app_name,
+        "token": os.environ.get(cfg.token_env) if cfg.token_env else None,
+        "policy": RetryPolicy(cfg.timeout_s, cfg.max_attempts, cfg.backoff_s, cfg.backoff_max_s),
+        "max_connections": cfg.max_connections,
+        "tool_options": dataclasses.asdict(cfg.tools),
+    }
 
 
 def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:

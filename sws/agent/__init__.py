@@ -15,7 +15,7 @@ from sws.agent.prompts import (
     round_budget_message,
     system_prompt,
 )
-from sws.agent.tools import FatalToolError, ToolBox, ToolRunner, TransientToolError
+from sws.agent.tools import ToolBox, ToolRunner
 
 __all__ = [
     "HEURISTIC_MODEL",
@@ -26,12 +26,10 @@ __all__ = [
     "STOP_SUBMITTED",
     "AgentConfig",
     "Episode",
-    "FatalToolError",
     "LLMEndpoint",
     "SearchAgent",
     "ToolBox",
     "ToolRunner",
-    "TransientToolError",
     "compress_history",
     "heuristic_answer",
     "is_transient_llm_error",

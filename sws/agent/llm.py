@@ -17,7 +17,7 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
-from sws.agent.retries import Backoff
+from sws.retry import RetryPolicy
 
 CONNECTIONS_PER_CLIENT = 32
 _RETRY_STATUS = {408, 409, 429}
@@ -79,7 +79,7 @@ class LLMEndpoint:
             )
         self.base_url = resolve_base_url(base_url)
         self.max_attempts = max_attempts
-        self._backoff = Backoff(is_transient_llm_error, max_attempts, backoff_s, backoff_max_s)
+        self._policy = RetryPolicy(timeout, max_attempts, backoff_s, backoff_max_s)
         self._semaphore = asyncio.Semaphore(max_concurrency)
         key = api_key or os.environ.get("OPENAI_API_KEY") or "sws"
         per_client = min(max_concurrency, CONNECTIONS_PER_CLIENT)
@@ -98,7 +98,7 @@ class LLMEndpoint:
 
     async def chat(self, body: dict[str, Any]) -> LLMCall:
         """POST ``body`` to ``/chat/completions`` with the limit and the retries."""
-        async for attempt in self._backoff.attempts():
+        async for attempt in self._policy.aattempts(is_transient_llm_error):
             with attempt:
                 async with self._semaphore:
                     response = await self._post(body)

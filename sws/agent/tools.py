@@ -3,8 +3,8 @@
 Observation strings (submit result, error observation) come from ``sws.env``, shared with ``WikiTools``.
 
 Errors split three ways. Transient ones (HTTP 429/502/503/504, transport errors and timeouts,
-:class:`TransientToolError`) are retried with jittered exponential backoff and become fatal when they outlast
-the retries. Fatal ones (:class:`FatalToolError`, HTTP >= 500) abort the episode. Everything else (bad
+``sws.env.TransientToolError``) are retried (``sws.retry``) and become fatal when they outlast the retries.
+Fatal ones (``sws.env.FatalToolError``, HTTP >= 500) abort the episode. Everything else (bad
 arguments, 4xx, unknown tools) becomes the JSON error observation the model sees.
 """
 
@@ -17,19 +17,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
-from sws.agent.retries import Backoff
-from sws.env import error_observation, parse_arguments, submit_observation
+from sws.env import (
+    FatalToolError,
+    TransientToolError,
+    error_observation,
+    parse_arguments,
+    submit_observation,
+)
+from sws.retry import RetryPolicy
 
 SUBMIT_TOOL = "submit_answer"
 _RETRY_STATUS = {429, 502, 503, 504}
-
-
-class FatalToolError(RuntimeError):
-    """A tool failure the model cannot fix (the service is down); the episode is aborted and recorded."""
-
-
-class TransientToolError(RuntimeError):
-    """A tool failure worth retrying (overload, a lost connection); raise it from a transport to get backoff."""
 
 
 @runtime_checkable
@@ -82,7 +80,7 @@ class ToolRunner:
         self.tool_names = frozenset(tool_names)
         self.timeout = timeout
         self.max_attempts = max_attempts
-        self._backoff = Backoff(is_transient_tool_error, max_attempts, backoff_s, backoff_max_s)
+        self._policy = RetryPolicy(timeout, max_attempts, backoff_s, backoff_max_s)
         self._executor = executor
         self._acall = getattr(tools, "acall_tool", None)
 
@@ -105,7 +103,7 @@ class ToolRunner:
             return error_observation(name, arguments_json, exc)
 
     async def _call_with_retries(self, name: str, arguments_json: str) -> str:
-        async for attempt in self._backoff.attempts():
+        async for attempt in self._policy.aattempts(is_transient_tool_error):
             with attempt:
                 output = await asyncio.wait_for(self._call(name, arguments_json), self.timeout)
         return output

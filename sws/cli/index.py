@@ -132,7 +132,7 @@ class CliTools:
         self.tools, self.index_dir = tools, index_dir
 
     def call_tool(self, name: str, arguments_json: str) -> str:
-        from sws.agent import FatalToolError
+        from sws.env import FatalToolError
 
         try:
             return self.tools.call_tool(name, arguments_json)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 
 import click
@@ -12,19 +11,14 @@ from sws.config import apply_overrides
 
 
 def _serve_package():
-    """``serve.launch`` (the Serve apps live in the repository's top-level ``serve/``, next to ``sws/``)."""
+    """``serve.launch``: the Serve apps are the top-level ``serve`` package, installed next to ``sws``."""
     try:
         from serve import launch
-    except ImportError:
-        from pathlib import Path
-
-        root = Path(__file__).resolve().parents[2]
-        if not (root / "serve" / "launch.py").is_file():
-            raise click.ClickException(
-                "the Serve applications (serve/) are not importable: run from a checkout of the repository"
-            ) from None
-        sys.path.insert(0, str(root))
-        from serve import launch
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the Serve applications (package `serve`) are not importable ({exc}): install sws "
+            "(`pip install .`, or `pip install -e .` in a checkout)"
+        ) from exc
     return launch
 
 

@@ -21,7 +21,6 @@ from sws.config.run import RayConfig, SwsConfig
 from sws.config.serving import (
     DEFAULT_PORT,
     INGRESS_MODES,
-    TRANSPORTS,
     AutoscalingSettings,
     LLMServeConfig,
     QueryEmbeddingConfig,
@@ -34,7 +33,6 @@ __all__ = [
     "DEFAULT_PORT",
     "INGRESS_MODES",
     "PROFILES_DIR",
-    "TRANSPORTS",
     "AutoscalingSettings",
     "ChunkConfig",
     "CleanConfig",

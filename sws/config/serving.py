@@ -1,5 +1,5 @@
 """The serving sections: the retrieval service (``serve``), the actor LLM (``llm``) and the agent's tool client
-(``tools``). The Serve application builders (``serve/retrieval.py``, ``serve/llm.py``) accept the same fields as
+(``tools``). The Serve application builders (``serve/retrieval/app.py``, ``serve/llm.py``) accept the same fields as
 their typed ``args`` (``sws.config.merge_section``).
 """
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 INGRESS_MODES = ("haproxy", "proxy")
-TRANSPORTS = ("inprocess", "handle", "http")
 DEFAULT_PORT = 11536  # the reference tool server's port, so its clients' TOOL_BASE_URL default keeps working
 
 

@@ -24,6 +24,9 @@ service; it never raises. Everything the model or the score sees follows CONTRAC
   clamped, bodies over the bound are 413, a non-JSON content type 415, error bodies are sws's JSON and
   ``/random`` also answers GET (serve/README.md).
 
+Tool errors (:mod:`sws.env.errors`) and the call guard the service and the in-process client share
+(:mod:`sws.env.guard`: backend failures raised, not observed) live here too, below every client and the agent.
+
 Page resolution (page id, exact title, redirect, case-insensitive title, then best BM25 title) belongs to the
 backend: ``resolve_page`` receives the URL identifier percent-decoded and stripped, underscores as they are.
 """
@@ -38,6 +41,8 @@ from sws.env.arguments import (
     normalize_method,
     parse_arguments,
 )
+from sws.env.errors import BackendFailure, FatalToolError, ToolRequestError, TransientToolError
+from sws.env.guard import GuardedBackend, call_tool, guarded_tools
 from sws.env.hits import NO_RESULTS, make_snippet, make_title_snippet, render_hits
 from sws.env.observations import ERROR_HINT, error_observation, submit_observation
 from sws.env.schemas import SEARCH_DESCRIPTIONS, TOOL_NAMES, TOOL_SCHEMAS, tool_schemas
@@ -63,15 +68,22 @@ __all__ = [
     "SEARCH_METHODS",
     "TOOL_NAMES",
     "TOOL_SCHEMAS",
+    "BackendFailure",
+    "FatalToolError",
+    "GuardedBackend",
     "SearchArgs",
+    "ToolRequestError",
+    "TransientToolError",
     "WikiTools",
     "WikiUrl",
+    "call_tool",
     "chunk_not_found",
     "chunk_url",
     "clean_view_text",
     "coerce_bool",
     "coerce_top_k",
     "error_observation",
+    "guarded_tools",
     "make_snippet",
     "make_title_snippet",
     "missing_document",

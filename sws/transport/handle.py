@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sws.agent import FatalToolError
-from sws.transport.calls import BackendFailure
-from sws.transport.retry import RetryPolicy, TransientError
+from sws.env.errors import BackendFailure, FatalToolError, TransientToolError
+from sws.retry import RetryPolicy
 
 
 def _classify(exc: BaseException) -> BaseException:
-    """A :class:`TransientError` for what is worth retrying; other exceptions as they are."""
+    """A :class:`TransientToolError` for what is worth retrying; other exceptions as they are."""
     from ray.exceptions import GetTimeoutError, RayActorError
     from ray.serve.exceptions import (
         BackPressureError,
@@ -20,7 +19,7 @@ def _classify(exc: BaseException) -> BaseException:
     )
 
     if isinstance(exc, BackPressureError):
-        return TransientError(str(exc), exc.retry_after_s)
+        return TransientToolError(str(exc), exc.retry_after_s)
     transient = (
         BackendFailure,
         DeploymentUnavailableError,
@@ -30,7 +29,7 @@ def _classify(exc: BaseException) -> BaseException:
         TimeoutError,
     )
     if isinstance(exc, transient):
-        return TransientError(f"{type(exc).__name__}: {exc}")
+        return TransientToolError(f"{type(exc).__name__}: {exc}")
     return exc
 
 
@@ -89,7 +88,7 @@ class HandleTools:
     @staticmethod
     def _reraise(name: str, exc: Exception) -> BaseException:
         classified = _classify(exc)
-        if isinstance(classified, TransientError):
+        if isinstance(classified, TransientToolError):
             return classified
         return FatalToolError(f"{name}: {type(exc).__name__}: {exc}")
 

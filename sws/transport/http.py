@@ -1,4 +1,4 @@
-"""The tools over HTTP: ``POST {url}/call`` of the retrieval service (``serve/retrieval.py``).
+"""The tools over HTTP: ``POST {url}/call`` of the retrieval service (``serve/retrieval/app.py``).
 
 Sync calls use one pooled ``httpx.Client``; async calls use one ``aiohttp`` session per event loop (httpx's
 async pool slows down sharply beyond a few dozen concurrent requests on a small machine; aiohttp holds up,
@@ -7,7 +7,7 @@ measured in ``benchmarks/serve_http.py``).
 Statuses: 200 is the observation. 400/413/415/422 mean the service rejected this call's input (e.g. a query
 over its length bound): :class:`ToolRequestError` with the server's message, which the agent shows the model
 as an error observation (the reference showed httpx's generic text instead). 401/403/404/405 are
-configuration mistakes (token, URL): ``FatalToolError``. 408/429 and 5xx, connection errors and timeouts are
+configuration mistakes (token, URL): :class:`FatalToolError`. 408/429 and 5xx, connection errors and timeouts are
 transient: retried, honouring ``Retry-After``.
 """
 
@@ -17,15 +17,11 @@ import asyncio
 import json
 from typing import Any
 
-from sws.agent import FatalToolError
-from sws.transport.retry import RetryPolicy, TransientError
+from sws.env.errors import FatalToolError, ToolRequestError, TransientToolError
+from sws.retry import RetryPolicy
 
 _INPUT_REJECTED = {400, 413, 415, 422}
 _MISCONFIGURED = {401, 403, 404, 405}
-
-
-class ToolRequestError(ValueError):
-    """The service rejected the call's input (HTTP 4xx); the message is the server's."""
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -50,13 +46,13 @@ def _outcome(name: str, url: str, status: int, headers: Any, body: bytes) -> str
         try:
             return json.loads(body)["content"]
         except (ValueError, KeyError, TypeError) as exc:
-            raise TransientError(f"malformed response from {url}: {body[:200]!r}") from exc
+            raise TransientToolError(f"malformed response from {url}: {body[:200]!r}") from exc
     message = _error_message(status, body)
     if status in _INPUT_REJECTED:
         raise ToolRequestError(message)
     if status in _MISCONFIGURED:
         raise FatalToolError(f"{name}: HTTP {status} from {url}: {message}")
-    raise TransientError(f"HTTP {status} from {url}: {message}", _retry_after(headers))
+    raise TransientToolError(f"HTTP {status} from {url}: {message}", _retry_after(headers))
 
 
 class HttpTools:
@@ -119,7 +115,7 @@ class HttpTools:
                 f"{self.url}/call", content=self._body(name, arguments_json), headers=self._headers
             )
         except httpx.TransportError as exc:  # connect/read/write errors and timeouts
-            raise TransientError(f"{type(exc).__name__}: {exc}") from exc
+            raise TransientToolError(f"{type(exc).__name__}: {exc}") from exc
         return _outcome(name, self.url, response.status_code, response.headers, response.content)
 
     async def _aattempt(self, name: str, arguments_json: str) -> str:
@@ -132,7 +128,7 @@ class HttpTools:
             ) as response:
                 body = await response.read()
         except (TimeoutError, aiohttp.ClientError) as exc:
-            raise TransientError(f"{type(exc).__name__}: {exc}") from exc
+            raise TransientToolError(f"{type(exc).__name__}: {exc}") from exc
         return _outcome(name, self.url, response.status, response.headers, body)
 
     def _session(self) -> Any:

@@ -6,9 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from sws.agent import FatalToolError
-from sws.env import WikiTools
-from sws.transport.calls import BackendFailure, call_tool, guarded_tools
+from sws.env import BackendFailure, FatalToolError, WikiTools, call_tool, guarded_tools
 
 
 class InProcessTools:

@@ -12,13 +12,11 @@ from sws.agent import (
     NUDGE_AFTER_TEXT,
     STOP_MAX_ROUNDS,
     STOP_SUBMITTED,
-    FatalToolError,
-    TransientToolError,
     round_budget_message,
     system_prompt,
 )
 from sws.agent.scripted_server import ScriptedLLMServer
-from sws.env import tool_schemas
+from sws.env import FatalToolError, TransientToolError, tool_schemas
 
 
 def tool_messages(messages):

@@ -8,9 +8,9 @@ import xxhash
 from click.testing import CliRunner
 
 from sws.cli import cli
+from sws.env import BackendFailure, GuardedBackend
 from sws.index import IndexCorruptError, WikiIndex
 from sws.search import SearchEngine
-from sws.transport import BackendFailure, GuardedBackend
 from tests.index.helpers import zero_half
 
 

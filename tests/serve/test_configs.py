@@ -154,7 +154,7 @@ listen stats
 def test_haproxy_side_listeners_are_dropped_or_bound_to_the_host(host, stats, side_binds):
     """Ray writes HAProxy's Prometheus exporter and stats page on every interface (as in RAY_HAPROXY_CFG);
     the HAProxy ``sws serve`` runs drops them, or binds them to the service's host when asked to."""
-    from serve._haproxy_exec import rewrite_config
+    from serve.haproxy_exec import rewrite_config
 
     text = rewrite_config(RAY_HAPROXY_CFG, host, stats)
     binds = [line.strip() for line in text.splitlines() if line.strip().startswith("bind")]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from serve._http import make_http_app
-from serve._service import RetrievalService
+from serve.retrieval.http_app import make_http_app
+from serve.retrieval.service import RetrievalService
 from sws.env import WikiTools
 from tests.env.test_fuzz import random_arguments, random_value
 from tests.serve.conformance import check, conformance_rows, send

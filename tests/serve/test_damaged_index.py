@@ -8,12 +8,11 @@ from types import SimpleNamespace
 import pytest
 from starlette.testclient import TestClient
 
-from serve._http import make_http_app
-from serve._service import RetrievalService
-from sws.env import INVALID_URL_MESSAGE, WikiTools
+from serve.retrieval.http_app import make_http_app
+from serve.retrieval.service import RetrievalService
+from sws.env import INVALID_URL_MESSAGE, WikiTools, call_tool, guarded_tools
 from sws.index import IndexCorruptError
 from sws.search import SearchEngine
-from sws.transport import call_tool, guarded_tools
 
 KEYWORDS = json.dumps({"query": "Bitcoin", "method": "keywords"})
 ARGUMENT_ERRORS = [  # (tool, arguments): the model's own mistakes, answered before the index is read

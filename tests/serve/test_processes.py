@@ -14,8 +14,9 @@ import httpx
 import psutil
 import pytest
 
-from serve._procs import reap_stale
-from serve.launch import REPO_ROOT, ServeProcess, free_port
+from serve.launch import ServeProcess, free_port
+from serve.processes import reap_stale
+from tests.serve.conftest import REPO
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 WILDCARDS = {"0.0.0.0", "::"}
@@ -130,7 +131,7 @@ def test_serve_killed_outright_leaves_nothing_after_the_next_start(serve_index, 
 def test_ui_listens_on_loopback_only_and_a_group_signal_stops_it(serve_index, tmp_path):
     port = free_port()
     command = [sys.executable, "-m", "sws", "ui", "--index", str(serve_index), "--port", str(port)]
-    ui = subprocess.Popen(command, cwd=REPO_ROOT, start_new_session=True, stderr=subprocess.DEVNULL)
+    ui = subprocess.Popen(command, cwd=REPO, start_new_session=True, stderr=subprocess.DEVNULL)
     tree = []
     try:
         deadline = time.monotonic() + 120

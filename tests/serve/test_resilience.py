@@ -14,11 +14,12 @@ import httpx
 import pytest
 
 from serve.launch import serve_status
-from serve.loadgen import load
+from tests.benchmarks.conftest import bench_module
 from tests.serve.cases import QUERIES
 from tests.serve.conftest import TOKEN
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
+load = bench_module("loadgen").load  # the benchmarks' load generator
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 

@@ -12,14 +12,16 @@ import random
 import httpx
 import pytest
 
-from serve.loadgen import load
 from sws.env import WikiTools, tool_schemas
-from sws.transport import HttpTools, RetryPolicy
+from sws.retry import RetryPolicy
+from sws.transport import HttpTools
+from tests.benchmarks.conftest import bench_module
 from tests.serve.cases import tool_cases
 from tests.serve.conformance import check, conformance_rows, send
 from tests.serve.conftest import TOKEN, run_driver
 
 pytestmark = pytest.mark.ray
+load = bench_module("loadgen").load  # the benchmarks' load generator
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 

@@ -9,10 +9,9 @@ import random
 import pytest
 from starlette.testclient import TestClient
 
-from serve._http import make_http_app
-from serve._service import Limits, RetrievalService
-from sws.env import tool_schemas
-from sws.transport import BackendFailure, call_tool, guarded_tools
+from serve.retrieval.http_app import make_http_app
+from serve.retrieval.service import Limits, RetrievalService
+from sws.env import BackendFailure, call_tool, guarded_tools, tool_schemas
 from tests.serve.cases import tool_cases
 
 TOKEN = "unit-token"
@@ -275,7 +274,7 @@ def test_fuzzed_bodies_never_500(client):
 def test_request_coalescer_sends_concurrent_items_together():
     import asyncio
 
-    from serve.retrieval import RequestCoalescer
+    from serve.retrieval.embedding import RequestCoalescer
 
     sent: list[list[int]] = []
 
@@ -308,7 +307,7 @@ def test_mcp_get_streams_are_capped_and_closed_when_idle(service):
 
     import httpx
 
-    from serve._mcp import make_mcp
+    from serve.retrieval.mcp_endpoint import make_mcp
     from tests.ui.helpers import ServedApp
 
     app = make_http_app(service, mcp=make_mcp(service, max_streams=2, stream_idle_s=1.0, retry_after_s=3))

@@ -17,18 +17,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from serve.launch import free_port
-from sws.agent import FatalToolError, ToolRunner
+from sws.agent import ToolRunner
 from sws.config import ToolClientConfig
-from sws.transport import (
-    HandleTools,
-    HttpTools,
-    InProcessTools,
-    RetryPolicy,
-    ToolRequestError,
-    TransientError,
-    make_tool_client,
-    tool_client_factory,
-)
+from sws.env import BackendFailure, FatalToolError, ToolRequestError, TransientToolError, guarded_tools
+from sws.retry import RetryPolicy
+from sws.stages import tool_client_args
+from sws.transport import HandleTools, HttpTools, InProcessTools, make_tool_client, tool_client_factory
 from sws.transport.handle import _classify
 from tests.serve.cases import tool_cases
 
@@ -145,7 +139,7 @@ def test_tool_runner_sees_rejections_as_observations_and_outages_as_fatal(script
 
 
 def test_inprocess_client_equals_wikitools(serve_index, engine, local_tools):
-    tools = make_tool_client({"transport": "inprocess", "index": str(serve_index)})
+    tools = make_tool_client("inprocess", index=str(serve_index))
     assert isinstance(tools, InProcessTools)
     for name, arguments in tool_cases(engine)[::3]:
         assert tools.call_tool(name, arguments) == local_tools.call_tool(name, arguments)
@@ -154,7 +148,6 @@ def test_inprocess_client_equals_wikitools(serve_index, engine, local_tools):
 
 
 def test_inprocess_backend_failure_is_fatal(engine):
-    from sws.transport import guarded_tools
     from tests.serve.test_service import _BrokenEngine
 
     tools = InProcessTools(guarded_tools(_BrokenEngine(engine)))
@@ -165,26 +158,24 @@ def test_inprocess_backend_failure_is_fatal(engine):
 
 def test_make_tool_client_config(monkeypatch, serve_index):
     monkeypatch.setenv("MY_TOKEN", "abc")
-    http = make_tool_client(
-        ToolClientConfig(
-            transport="http", url="http://h:1/", token_env="MY_TOKEN", timeout_s=3, max_attempts=5
-        )
+    cfg = ToolClientConfig(
+        transport="http", url="http://h:1/", token_env="MY_TOKEN", timeout_s=3, max_attempts=5
     )
+    http = make_tool_client(**tool_client_args(cfg))
     assert isinstance(http, HttpTools) and http.url == "http://h:1" and http.token == "abc"
     assert http.policy == RetryPolicy(3, 5, 0.5, 8.0)
-    handle = make_tool_client({"transport": "handle", "app_name": "wiki"})
+    handle = make_tool_client("handle", app_name="wiki")
     assert isinstance(handle, HandleTools) and handle.app_name == "wiki"
     with pytest.raises(ValueError, match="transport"):
-        make_tool_client({"transport": "carrier-pigeon"})
+        make_tool_client("carrier-pigeon")
     with pytest.raises(ValueError, match="index"):
-        make_tool_client({"transport": "inprocess"})
-    with pytest.raises(ValueError, match="invalid tools settings"):
-        make_tool_client({"transport": "http", "timeout": 3})
+        make_tool_client("inprocess")
+    with pytest.raises(ValueError, match="index"):
+        tool_client_factory("inprocess")
     with pytest.raises(ValueError, match="max_attempts"):
-        make_tool_client({"transport": "http", "max_attempts": 0})
-    factory = pickle.loads(
-        pickle.dumps(tool_client_factory({"transport": "inprocess"}, index=str(serve_index)))
-    )
+        tool_client_args(ToolClientConfig(transport="http", max_attempts=0))
+    args = tool_client_args(ToolClientConfig(), index=str(serve_index))
+    factory = pickle.loads(pickle.dumps(tool_client_factory(**args)))
     assert isinstance(factory(), InProcessTools)
 
 
@@ -203,10 +194,8 @@ def test_handle_errors_classified():
     from ray.exceptions import ActorDiedError, GetTimeoutError
     from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
 
-    from sws.transport import BackendFailure
-
     pressure = _classify(BackPressureError(num_queued_requests=9, max_queued_requests=8, retry_after_s=2.0))
-    assert isinstance(pressure, TransientError) and pressure.retry_after_s == 2.0
+    assert isinstance(pressure, TransientToolError) and pressure.retry_after_s == 2.0
     for exc in (
         ActorDiedError(),
         GetTimeoutError("late"),
@@ -214,7 +203,7 @@ def test_handle_errors_classified():
         BackendFailure("embedder down"),
         TimeoutError(),
     ):
-        assert isinstance(_classify(exc), TransientError), exc
+        assert isinstance(_classify(exc), TransientToolError), exc
     bug = KeyError("x")
     assert _classify(bug) is bug
 
@@ -234,7 +223,7 @@ def test_retry_policy():
     def flaky():
         calls.append(1)
         if len(calls) < 3:
-            raise TransientError("again", retry_after_s=0)
+            raise TransientToolError("again", retry_after_s=0)
         return "done"
 
     assert RetryPolicy(max_attempts=3, backoff_s=0, backoff_max_s=0).run("x", flaky) == "done"

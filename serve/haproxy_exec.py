@@ -1,7 +1,7 @@
 """HAProxy for Serve's HAProxy ingress, started the way ``sws serve`` needs it.
 
 ``RAY_SERVE_HAPROXY_BINARY_PATH`` points at a script (written by ``serve.launch.haproxy_env``) that
-execs ``python serve/_haproxy_exec.py HOST STATS HAPROXY ARGS...``. Ray 2.60 binds HAProxy's Prometheus
+execs ``python serve/haproxy_exec.py HOST STATS HAPROXY ARGS...``. Ray 2.60 binds HAProxy's Prometheus
 exporter (``bind :PORT``) and stats page (``bind *:PORT``) to every interface and has no setting to move
 them; both are unauthenticated. This:
 

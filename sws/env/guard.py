@@ -1,4 +1,4 @@
-"""Tool calls that tell the model's mistakes apart from service failures.
+"""The call guard: tool calls that tell the model's mistakes apart from service failures.
 
 ``WikiTools.call_tool`` turns every exception into the error observation, the backend's too. A service
 must not show the model "embedding deployment unavailable" as if its arguments were wrong: it answers
@@ -13,12 +13,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sws.env import WikiTools, error_observation
+from sws.env.errors import BackendFailure
+from sws.env.observations import error_observation
+from sws.env.tools import WikiTools
 from sws.types import Chunk, Hit, SearchBackend, is_rust_panic
-
-
-class BackendFailure(RuntimeError):
-    """The search backend failed (index, embedder, a deployment), not the model's arguments."""
 
 
 class GuardedBackend:

@@ -19,8 +19,8 @@ from typing import Any
 
 import anyio
 
-from serve._http import error_response
-from serve._service import RetrievalService
+from serve.retrieval.http_app import error_response
+from serve.retrieval.service import RetrievalService
 
 MCP_TOOLS = ("search", "open_url")
 _ERROR_PREFIX = '{"status": "error"'

@@ -1,11 +1,12 @@
-"""The retrieval application: ``RetrievalIngress`` (HTTP + MCP + handle API over the opened index) and
-``QueryEmbedder`` (query embeddings with ``@serve.batch``, on a GPU when there is one).
+"""The retrieval app's deployments and builder: ``RetrievalIngress`` (HTTP + MCP + handle API over the opened
+index) and ``QueryEmbedder`` (query embeddings with ``@serve.batch``, on a GPU when there is one; in
+``embedding.py``).
 
     serve.run(build_app(ServeConfig(index="sws-out/index")), name="sws", route_prefix="/")
     # serve deploy: import_path serve.retrieval:app_builder, args = ServeConfig fields
 
 Each ingress replica opens the index once (Tantivy and the Arrow chunk ids memory-mapped; FAISS is read
-into memory) and runs the engine on its event loop (``serve/_service.py``). Ingress and retriever share a
+into memory) and runs the engine on its event loop (``service.py``). Ingress and retriever share a
 deployment on purpose: on a small machine every handle hop costs as much as a keyword search
 (``benchmarks/serve_http.py``); replicas scale the pair together. Vector and RRF queries get their
 embedding from ``QueryEmbedder`` through a handle: each replica sends its concurrent queries in one call
@@ -18,8 +19,6 @@ methods.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import math
 import os
 from dataclasses import asdict
@@ -30,10 +29,10 @@ import numpy as np
 from ray import serve
 from ray.serve.config import BackpressureConfig
 
-from serve._binding import bind_replica_grpc_to_node_ip
-from serve._service import Limits, RetrievalService
+from serve.retrieval.embedding import HandleEmbedder, QueryEmbedder, RequestCoalescer
+from serve.retrieval.grpc_binding import bind_replica_grpc_to_node_ip
+from serve.retrieval.service import Limits, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
-from sws.index.embedders import Embedder
 from sws.manifest import versions
 
 
@@ -51,180 +50,10 @@ def _replica_options(replicas: AutoscalingSettings) -> dict[str, Any]:
     return {"autoscaling_config": asdict(replicas)}
 
 
-class RequestCoalescer:
-    """Turns concurrent one-item calls into list calls: at most ``max_in_flight`` lists are on their way,
-    and items arriving meanwhile go out together in the next one. No timer: a lone item leaves at once.
-
-    Each handle call costs about a millisecond of Python on both sides on a small machine, so sending the
-    queries of concurrent requests in one call matters as much as batching the forward pass.
-
-    Args:
-        send: ``async items -> results`` (same length and order).
-        max_items: items per list.
-        max_in_flight: lists awaiting their results at once.
-    """
-
-    def __init__(self, send: Any, max_items: int = 64, max_in_flight: int = 2):
-        self._send, self.max_items, self.max_in_flight = send, max_items, max_in_flight
-        self._pending: list[tuple[Any, asyncio.Future]] = []
-        self._in_flight = 0
-
-    async def __call__(self, item: Any) -> Any:
-        future = asyncio.get_running_loop().create_future()
-        self._pending.append((item, future))
-        self._pump()
-        return await future
-
-    def _pump(self) -> None:
-        while self._pending and self._in_flight < self.max_in_flight:
-            batch, self._pending = self._pending[: self.max_items], self._pending[self.max_items :]
-            self._in_flight += 1
-            asyncio.ensure_future(self._run(batch))
-
-    async def _run(self, batch: list[tuple[Any, asyncio.Future]]) -> None:
-        try:
-            results = await self._send([item for item, _ in batch])
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
-        except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-        finally:
-            self._in_flight -= 1
-            self._pump()
-
-
-class HandleEmbedder(Embedder):
-    """The index's query embedder, computed by the ``QueryEmbedder`` deployment.
-
-    Same model id, dimension and query task as the build (so ``WikiIndex.open`` accepts it); the
-    instruction prefix is applied here, the remote side embeds and L2-normalises like ``embed_documents``.
-    The service awaits :meth:`aembed` on the event loop and runs the engine inside :meth:`filled`, so the
-    engine never blocks on the deployment; called elsewhere (a pool thread) it waits for the remote call.
-
-    Args:
-        spec: the index manifest's embedder spec.
-        dim: its dimension.
-        remote: ``async text -> vector`` (one ``QueryEmbedder.embed`` call; Serve batches them).
-        timeout_s: seconds to wait for one remote embedding from a thread.
-    """
-
-    kind = "serve-handle"
-
-    def __init__(self, spec: dict[str, Any], dim: int, remote: Any, timeout_s: float = 60.0):
-        super().__init__(spec["model"], spec.get("query_task"))
-        self._dim, self._remote, self._timeout_s = int(dim), remote, timeout_s
-        self._filled: dict[str, Any] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    async def aembed(self, text: str) -> np.ndarray:
-        self.loop = asyncio.get_running_loop()
-        return await self._remote(text)
-
-    @contextlib.contextmanager
-    def filled(self, text: str, vector: Any):
-        self._filled[text] = vector
-        try:
-            yield
-        finally:
-            self._filled.pop(text, None)
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        return self.embed_documents(texts)
-
-    def embed_documents(self, texts: Any) -> np.ndarray:
-        rows = []
-        for text in texts:
-            row = self._filled.get(text)
-            if row is None:
-                row = self._wait(text)
-            rows.append(row)
-        if not rows:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.asarray(np.stack(rows), dtype=np.float32)
-
-    def _wait(self, text: str) -> np.ndarray:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if self.loop is None or running is self.loop:
-            raise RuntimeError("HandleEmbedder: a query reached the engine without its prefetched embedding")
-        future = asyncio.run_coroutine_threadsafe(self._remote(text), self.loop)
-        return future.result(self._timeout_s)
-
-
-@serve.deployment(name="QueryEmbedder")
-class QueryEmbedder:
-    """Embeds query texts (instruction already applied) in dynamic batches: one forward pass per batch.
-
-    Args:
-        index: the index directory (its manifest names the embedder).
-        device: torch device for local models ("cuda", "cpu"); None: the library's choice.
-        threads: torch CPU threads (None: leave as Ray set them).
-        max_batch_size, batch_wait_timeout_s: ``@serve.batch`` knobs (also adjustable via ``user_config``).
-    """
-
-    def __init__(
-        self,
-        index: str,
-        device: str | None = None,
-        threads: int | None = None,
-        max_batch_size: int = 32,
-        batch_wait_timeout_s: float = 0.002,
-    ):
-        from sws.index import make_embedder
-        from sws.index.manifest import read_manifest
-
-        bind_replica_grpc_to_node_ip()
-        spec = dict(read_manifest(Path(index))["embedder"]["spec"])
-        if device and spec["kind"] in ("sentence-transformers", "qwen3"):
-            spec["device"] = device
-        if threads:
-            import torch
-
-            torch.set_num_threads(threads)
-        self.embedder = make_embedder(**spec)
-        self.device = device
-        self.reconfigure({"max_batch_size": max_batch_size, "batch_wait_timeout_s": batch_wait_timeout_s})
-
-    def reconfigure(self, user_config: dict[str, Any]) -> None:
-        if "max_batch_size" in user_config:
-            self.embed.set_max_batch_size(int(user_config["max_batch_size"]))
-        if "batch_wait_timeout_s" in user_config:
-            self.embed.set_batch_wait_timeout_s(float(user_config["batch_wait_timeout_s"]))
-
-    def describe(self) -> dict[str, Any]:
-        """What this replica embeds with (each ingress replica checks it against its index)."""
-        e = self.embedder
-        return {
-            "model": e.model,
-            "dim": e.dim,
-            "query_task": e.query_task,
-            "fingerprint": e.fingerprint,
-            "device": self.device,
-        }
-
-    @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
-    async def embed(self, texts: list[str]) -> list[np.ndarray]:
-        rows = await asyncio.to_thread(self.embedder.embed_documents, texts)
-        return list(rows)
-
-    async def embed_many(self, texts: list[str]) -> list[np.ndarray]:
-        """Several callers' texts in one handle call; they join the same dynamic batches as ``embed``."""
-        return list(await asyncio.gather(*(self.embed(text) for text in texts)))
-
-
 @serve.deployment(name="RetrievalIngress")
 @serve.ingress()
 class RetrievalIngress:
-    """HTTP (``serve/_http.py``), MCP (``serve/_mcp.py``) and handle API over one opened index.
+    """HTTP (``serve/retrieval/http_app.py``), MCP (``serve/retrieval/mcp_endpoint.py``) and handle API over one opened index.
 
     Args:
         settings: ``ServeConfig`` fields.
@@ -282,11 +111,11 @@ class RetrievalIngress:
         check_files(Path(self.cfg.index), self.manifest)
 
     def __serve_build_asgi_app__(self) -> Any:
-        from serve._http import make_http_app
+        from serve.retrieval.http_app import make_http_app
 
         mcp = None
         if self.cfg.mcp:
-            from serve._mcp import make_mcp
+            from serve.retrieval.mcp_endpoint import make_mcp
 
             mcp = make_mcp(
                 self.service,
@@ -334,7 +163,7 @@ class RetrievalIngress:
     async def _remote_embed_many(self, texts: list[str]) -> list[np.ndarray]:
         from ray.exceptions import RayTaskError
 
-        from sws.transport import BackendFailure
+        from sws.env import BackendFailure
 
         try:
             return await self._embedder.embed_many.remote(texts)

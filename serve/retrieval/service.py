@@ -20,11 +20,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from serve._requests import OpenUrlRequest, RandomRequest, RequestError, SearchRequest, validated
-from sws.env import NO_RESULTS, SearchArgs, chunk_url, parse_arguments
+from serve.retrieval.request_models import (
+    OpenUrlRequest,
+    RandomRequest,
+    RequestError,
+    SearchRequest,
+    validated,
+)
+from sws.env import (
+    NO_RESULTS,
+    BackendFailure,
+    SearchArgs,
+    call_tool,
+    chunk_url,
+    guarded_tools,
+    parse_arguments,
+)
 from sws.env.urls import WIKI_BASE_URL
 from sws.index.embedders.base import format_query
-from sws.transport.calls import BackendFailure, call_tool, guarded_tools
 from sws.types import Hit
 
 

@@ -34,8 +34,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from serve._service import RetrievalService, ServiceError
-from sws.transport.calls import BackendFailure
+from serve.retrieval.service import RetrievalService, ServiceError
+from sws.env import BackendFailure
 
 OPEN_PATHS = frozenset({"/health"})  # reachable without the bearer token (load-balancer probes)
 _HTTP_CODES = {
@@ -189,7 +189,7 @@ def make_http_app(
         service: the retrieval service.
         token: bearer token every route but ``/health`` requires; None or "" for none.
         health: extra fields for ``/health``.
-        mcp: ``(asgi_app, lifespan)`` of the MCP endpoint (``serve._mcp.make_mcp``), or None for no ``/mcp``.
+        mcp: ``(asgi_app, lifespan)`` of the MCP endpoint (``serve.retrieval.mcp_endpoint.make_mcp``), or None for no ``/mcp``.
         retry_after_s: ``Retry-After`` of a 503 (backend unavailable).
     """
 
