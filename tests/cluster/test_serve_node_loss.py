@@ -9,9 +9,10 @@ import pytest
 from ray.util.state import list_actors
 
 from serve.launch import ServeProcess
-from serve.loadgen import load
+from tests.benchmarks.conftest import bench_module
 from tests.serve.cases import QUERIES
 
+load = bench_module("loadgen").load  # the benchmarks' load generator
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 REQUESTS = [
     ("/call", {"name": "search", "arguments": json.dumps({"query": f"{q} {i}", "top_k": 5, "method": m})})
