@@ -44,7 +44,15 @@ STEPS = [
     Step("corpus_throughput", [], ["--quick"]),
     Step("index_build", [], ["--chunks", "20000", "--leads", "2000"]),
     Step("index_embed", [], ["--chunks", "1000", "--leads", "1000"]),
-    Step("search_latency", [], ["--chunks", "20000", "--leads", "2000", "--queries", "400"]),
+    *(
+        Step(
+            f"search_latency_{q}",
+            [f"--query-set={q}"],
+            ["--chunks", "20000", "--leads", "2000", "--queries", "400", f"--query-set={q}"],
+            "search_latency",
+        )
+        for q, _ in QUESTIONS_KEYWORDS
+    ),
     Step("search_hnsw_recall", [], ["--chunks", "20000", "--leads", "2000", "--queries", "200"]),
     *(
         Step(f"serve_http_{q}", [*_SERVE_HTTP, flag], [*_SERVE_HTTP_QUICK, flag], "serve_http")
@@ -74,7 +82,7 @@ def ratio_goal(record: dict[str, Any]) -> float | None:
 def collect(step: Step, records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The step's ratios (each with its goal and pass/fail) and its own goal summaries."""
     ratios, goals = [], []
-    keys = ("method", "queries", "clients", "input", "measurement")
+    keys = ("method", "queries", "query_set", "clients", "input", "measurement")
     for record in records:
         if isinstance(record.get("ratio"), (int, float)):
             goal = ratio_goal(record)
