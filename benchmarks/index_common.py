@@ -1,8 +1,8 @@
 """Shared helpers of the ``benchmarks/index_*.py`` and ``search_*.py`` scripts (not a benchmark itself).
 
 Data: real English Wikipedia lead sections (WikiChat head/tail/recent topics) and real queries
-(search-benchmark-game AOL queries, HotpotQA/MuSiQue/Bamboogle questions) from ``../shared/data``
-(override with ``SWS_BENCH_DATA``). A corpus of any size is made by recombining real sentences: page p
+(search-benchmark-game AOL queries, HotpotQA/MuSiQue/Bamboogle questions) from ``tests/data``
+(copies of ``../shared/data``, so a fresh clone runs; override with ``SWS_BENCH_DATA``). A corpus of any size is made by recombining real sentences: page p
 takes lead ``p mod L`` and its chunks mix in sentences of other leads. Its vectors are the MiniLM vectors
 of the main lead and the first lead it mixes in, 0.7/0.3, with a little noise, so the dense index sees a
 realistic embedding space without embedding 100k chunks on a laptop CPU.
@@ -25,7 +25,7 @@ from corpus_common import MACHINE, REPO, emit, json_stdout  # also puts the repo
 from sws.corpus.schema import CHUNKS, REDIRECTS
 from sws.index.embedders import Embedder
 
-DATA = Path(os.environ.get("SWS_BENCH_DATA", REPO.parent / "shared" / "data"))
+DATA = Path(os.environ.get("SWS_BENCH_DATA", REPO / "tests" / "data"))
 LEAD_FILES = (
     "wikichat_head_articles_en.json",
     "wikichat_tail_articles_en.json",

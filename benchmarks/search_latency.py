@@ -3,8 +3,9 @@
     python benchmarks/search_latency.py --chunks 100000             # the full measurement
     python benchmarks/search_latency.py --chunks 20000 --leads 2000 --queries 200
 
-Queries: the real AOL queries of search-benchmark-game (with their ``+``, ``"``, ``-`` syntax) and natural
-questions from HotpotQA/MuSiQue/Bamboogle, interleaved. Floors, measured on the same queries in the same run:
+Queries (``--query-set``): ``questions`` of the six QA sets in ``tests/data/qa`` (what an agent asks),
+``keywords``, the real AOL queries of search-benchmark-game (with their ``+``, ``"``, ``-`` syntax), or ``mixed``
+(AOL queries and HotpotQA/MuSiQue/Bamboogle questions interleaved, the figures before issue 15). Floors, measured on the same queries in the same run:
 ``keywords``: Tantivy ``parse_query_lenient`` + ``search`` of 3*top_k (no documents fetched);
 ``vector``: MiniLM query embedding + FAISS ``search`` of 3*top_k on every shard;
 ``rrf``: both, with 9*top_k Tantivy hits; ``only_title``: Tantivy on the titles index.
@@ -28,6 +29,7 @@ from index_common import (
     percentiles,
     prepare,
 )
+from serve_common import agent_queries
 
 from sws.index import WikiIndex
 from sws.search import SearchEngine
@@ -49,6 +51,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--leads", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=962 * 2)
+    parser.add_argument("--query-set", choices=("questions", "keywords", "mixed"), default="questions")
     parser.add_argument("--chunk-bytes", type=int, default=6300, help="text bytes per chunk (1536 tokens)")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--threads", type=int, default=1, help="FAISS OpenMP threads (the reference uses 1)")
@@ -64,9 +67,13 @@ def main() -> None:
         args.work, corpus, vectors, embedder, f"index-search-{args.chunks}-{args.chunk_bytes}"
     )
     engine = SearchEngine(WikiIndex.open(out, embedder=embedder))
-    sets = load_queries()
-    half = args.queries // 2
-    queries = [q for pair in zip(sets["aol"][:half], sets["questions"][:half]) for q in pair]
+    if args.query_set == "mixed":
+        sets = load_queries()
+        half = args.queries // 2
+        queries = [q for pair in zip(sets["aol"][:half], sets["questions"][:half]) for q in pair]
+    else:
+        queries = agent_queries(args.query_set, args.queries)
+        sets = {args.query_set: queries}
     k, pool = args.top_k, 3 * args.top_k
     for q in queries[:20]:  # warm caches and the model
         engine.search(q, k, "rrf")
@@ -124,6 +131,7 @@ def main() -> None:
             method,
             chunks=args.chunks,
             queries=len(queries),
+            query_set=args.query_set,
             top_k=k,
             faiss_threads=args.threads,
             **mine,

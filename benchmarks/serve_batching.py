@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from loadgen import load
-from serve_common import emit, http_requests, json_stdout, sample_index, tool_calls
+from serve_common import add_queries_flag, emit, http_requests, json_stdout, sample_index, tool_calls
 
 from serve.launch import ServeProcess
 
@@ -25,10 +25,11 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--clients", default="1,16,64")
     parser.add_argument("--method", default="vector", choices=["vector", "rrf"])
+    add_queries_flag(parser)
     args = parser.parse_args()
     json_stdout()
     index = args.index or sample_index()
-    requests = http_requests(tool_calls(index)[args.method])
+    requests = http_requests(tool_calls(index, queries=args.queries)[args.method])
     clients = [int(c) for c in args.clients.split(",")]
     qps: dict[tuple[str, int], float] = {}
     for mode, serve_args in (("batched", []), ("unbatched", ["--no-batching"])):
@@ -43,6 +44,7 @@ def main() -> int:
             "serve_batching",
             "ratio",
             method=args.method,
+            queries=args.queries,
             clients=n,
             batched_qps=qps["batched", n],
             unbatched_qps=qps["unbatched", n],

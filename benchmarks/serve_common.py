@@ -2,8 +2,10 @@
 
 The index is the bundled enwiki sample (106 articles, ~480 chunks) built once with the packaged MiniLM
 under ``benchmarks/results/work/serve-sample`` (or any ``--index``). Requests are the tool calls an agent
-makes: ``search`` per method with queries made from the corpus' titles and section headings, and
-``open_url`` of chunk URLs (every fifth one a whole article).
+makes: ``search`` per method with ``--queries`` (:data:`QUERY_SETS`: ``questions`` of the six QA sets in
+``tests/data/qa``, interleaved, as an agent asks them; ``keywords``, the search-benchmark-game's short AOL
+queries; ``headings``, the corpus' titles and section headings, the figures before issue 15), and ``open_url``
+of chunk URLs (every fifth one a whole article).
 """
 
 from __future__ import annotations
@@ -25,10 +27,22 @@ from corpus_common import MACHINE, emit, json_stdout
 from loadgen import percentile
 
 WORK = REPO / "benchmarks" / "results" / "work"
+DATA = REPO / "tests" / "data"
+QUERY_SETS = ("questions", "keywords", "headings")
 METHODS = ("keywords", "vector", "rrf", "open_url")
 ToolCall = tuple[str, str]  # (tool name, arguments JSON)
 
-__all__ = ["MACHINE", "METHODS", "emit", "inprocess_load", "json_stdout", "sample_index", "tool_calls"]
+__all__ = [
+    "MACHINE",
+    "METHODS",
+    "QUERY_SETS",
+    "add_queries_flag",
+    "emit",
+    "inprocess_load",
+    "json_stdout",
+    "sample_index",
+    "tool_calls",
+]
 
 
 def sample_index(work: Path = WORK) -> Path:
@@ -61,8 +75,31 @@ def sample_index(work: Path = WORK) -> Path:
     return index
 
 
-def tool_calls(index: Path, limit: int = 400) -> dict[str, list[ToolCall]]:
-    """Per method, a deterministic list of tool calls over this index's pages."""
+def agent_queries(kind: str, limit: int) -> list[str]:
+    """``limit`` queries of a :data:`QUERY_SETS` set other than ``headings`` (deterministic)."""
+    if kind == "keywords":
+        lines = (DATA / "bench" / "search-benchmark-game_queries.jsonl").read_text().splitlines()
+        return [json.loads(line)["query"] for line in lines[:limit]]
+    if kind != "questions":
+        raise ValueError(f"unknown query set {kind!r} (known: {', '.join(QUERY_SETS)})")
+    from sws.eval.datasets import load_dataset
+
+    files = (
+        "2wikimultihop_test_questions_and_answers.json",
+        "bamboogle_test_questions_and_answers.json",
+        "frames_test_set.csv",
+        "hotpotqa_test_questions_and_answers.json",
+        "musique_test_questions_and_answers.json",
+        "popqa_test_sample1000_seed42.flashrag.jsonl",
+    )
+    per_set = [[item.question.strip() for item in load_dataset(DATA / "qa" / name)] for name in files]
+    mixed = [q for row in zip(*(qs[: -(-limit // len(files))] for qs in per_set), strict=False) for q in row]
+    return mixed[:limit]
+
+
+def tool_calls(index: Path, limit: int = 400, queries: str = "questions") -> dict[str, list[ToolCall]]:
+    """Per method, a deterministic list of tool calls over this index's pages; searches ask ``queries``
+    (a :data:`QUERY_SETS` name)."""
     import pyarrow.parquet as pq
 
     manifest = json.loads((index / "manifest.json").read_text())
@@ -70,13 +107,15 @@ def tool_calls(index: Path, limit: int = 400) -> dict[str, list[ToolCall]]:
         Path(manifest["corpus"]["path"]) / "chunks", columns=["page_id", "title", "chunk_index", "section"]
     )
     rows = chunks.to_pylist()
-    queries: list[str] = []
-    for row in rows:
-        heading = (row["section"] or "").split(":", 1)[-1].strip()
-        queries.append(row["title"] if row["chunk_index"] == 0 else f"{row['title']} {heading}".strip())
-    queries = queries[:limit]
+    if queries == "headings":
+        texts = []
+        for row in rows[:limit]:
+            heading = (row["section"] or "").split(":", 1)[-1].strip()
+            texts.append(row["title"] if row["chunk_index"] == 0 else f"{row['title']} {heading}".strip())
+    else:
+        texts = agent_queries(queries, limit)
     calls: dict[str, list[ToolCall]] = {
-        method: [("search", json.dumps({"query": q, "top_k": 10, "method": method})) for q in queries]
+        method: [("search", json.dumps({"query": q, "top_k": 10, "method": method})) for q in texts]
         for method in ("keywords", "vector", "rrf")
     }
     urls = []
@@ -85,6 +124,16 @@ def tool_calls(index: Path, limit: int = 400) -> dict[str, list[ToolCall]]:
         urls.append(f"https://en.wikipedia.org/wiki/{row['page_id']}{fragment}")
     calls["open_url"] = [("open_url", json.dumps({"url": url})) for url in urls]
     return calls
+
+
+def add_queries_flag(parser: Any) -> None:
+    """``--queries``: the search query set (:data:`QUERY_SETS`)."""
+    parser.add_argument(
+        "--queries",
+        choices=QUERY_SETS,
+        default="questions",
+        help="search queries: QA questions (agent-like, default), keywords (short AOL queries) or headings",
+    )
 
 
 def http_requests(calls: list[ToolCall]) -> list[tuple[str, dict[str, Any]]]:

@@ -21,7 +21,16 @@ import time
 from pathlib import Path
 
 from loadgen import load
-from serve_common import METHODS, emit, http_requests, inprocess_load, json_stdout, sample_index, tool_calls
+from serve_common import (
+    METHODS,
+    add_queries_flag,
+    emit,
+    http_requests,
+    inprocess_load,
+    json_stdout,
+    sample_index,
+    tool_calls,
+)
 
 from serve.launch import ServeProcess
 
@@ -48,6 +57,7 @@ def main() -> int:
     parser.add_argument("--clients", default="1,16,64,256")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--repeats", type=int, default=3, help="alternating in-process/served rounds")
+    add_queries_flag(parser)
     parser.add_argument("--no-inprocess", action="store_true", help="skip the in-process baseline")
     parser.add_argument("--serve-arg", action="append", default=[], help="extra `sws serve` argument")
     parser.add_argument(
@@ -62,7 +72,7 @@ def main() -> int:
     index = sample_index() if not args.index else args.index
     clients = [int(c) for c in args.clients.split(",")]
     methods = args.methods.split(",")
-    calls = tool_calls(index)
+    calls = tool_calls(index, queries=args.queries)
     tools = None
     if not args.no_inprocess:
         from sws.env import WikiTools
@@ -81,6 +91,7 @@ def main() -> int:
             "startup",
             seconds=round(time.perf_counter() - started, 1),
             serve_args=args.serve_arg,
+            queries=args.queries,
         )
         for method in methods:
             requests = http_requests(calls[method])
@@ -97,7 +108,8 @@ def main() -> int:
                         load(server.url, requests, clients=n, seconds=args.seconds).summary()
                     )
                     emit("serve_http", "served", method=method, **rounds["served"][-1])
-                emit("serve_http", "summary", method=method, clients=n, **_summary(rounds))
+                summary = _summary(rounds)
+                emit("serve_http", "summary", method=method, queries=args.queries, clients=n, **summary)
     return 0
 
 

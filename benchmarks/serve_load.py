@@ -21,15 +21,15 @@ from pathlib import Path
 
 import httpx
 from loadgen import load
-from serve_common import emit, json_stdout, sample_index, tool_calls
+from serve_common import add_queries_flag, emit, json_stdout, sample_index, tool_calls
 
 from serve.launch import ServeProcess, serve_status
 
 TOKEN = "bench-token"
 
 
-def mixed_requests(index) -> list[tuple[str, dict]]:
-    calls = tool_calls(index, limit=200)
+def mixed_requests(index, queries: str) -> list[tuple[str, dict]]:
+    calls = tool_calls(index, limit=200, queries=queries)
     mixed = []
     for i in range(200):
         method = ("rrf", "keywords", "vector", "rrf", "open_url")[i % 5]
@@ -56,10 +56,11 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=256)
     parser.add_argument("--kill-after", type=float, default=5.0)
     parser.add_argument("--skip", choices=["load", "fault"], action="append", default=[])
+    add_queries_flag(parser)
     args = parser.parse_args()
     json_stdout()
     index = args.index or sample_index()
-    requests = mixed_requests(index)
+    requests = mixed_requests(index, args.queries)
     ok = True
     log = str(index) + "-serve.log"
     with ServeProcess(index, token=TOKEN, args=["--replicas", "2"], log_path=log) as server:

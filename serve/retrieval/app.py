@@ -126,7 +126,12 @@ class RetrievalIngress:
         token = os.environ.get(self.cfg.token_env) if self.cfg.token_env else None
         health = {"app": self.cfg.app_name, "replica": self.replica}
         return make_http_app(
-            self.service, token=token, health=lambda: health, mcp=mcp, retry_after_s=self.cfg.retry_after_s
+            self.service,
+            token=token,
+            health=lambda: health,
+            mcp=mcp,
+            retry_after_s=self.cfg.retry_after_s,
+            open_url_cache=self.cfg.open_url_cache_entries,
         )
 
     # ---- handle API -----------------------------------------------------------------------------------
@@ -224,6 +229,10 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         from sws.index.manifest import check_files, read_manifest
 
         check_files(Path(cfg.index), read_manifest(Path(cfg.index)), verify=True)
+    if cfg.open_url_cache_entries < 0:
+        raise ValueError(
+            f"open_url_cache_entries={cfg.open_url_cache_entries} must be at least 0 (0: no cache)"
+        )
     if cfg.mcp and not 0 <= cfg.mcp_max_streams < cfg.max_ongoing_requests:
         raise ValueError(
             f"mcp_max_streams={cfg.mcp_max_streams} must be at least 0 and below max_ongoing_requests="

@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from serve.retrieval.response_cache import ResponseCache
 from serve.retrieval.service import RetrievalService, ServiceError
 from sws.env import BackendFailure
 
@@ -141,12 +142,19 @@ class RequestGuard:
         )
 
 
-async def _json_body(request: Request, invalid_status: int = 422) -> Any:
-    """The decoded JSON body; not JSON is ``invalid_status`` (422 as FastAPI answers it, 400 on ``/call``)."""
+async def _raw_json_body(request: Request) -> bytes:
+    """The body of a JSON request, undecoded; another content type is 415."""
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/json" and not media.endswith("+json"):
         raise ServiceError(415, "unsupported_media_type", f"expected application/json, got {media or 'none'}")
-    body = await request.body()
+    return await request.body()
+
+
+async def _json_body(request: Request, invalid_status: int = 422, body: bytes | None = None) -> Any:
+    """The decoded JSON body (``body``: already read); not JSON is ``invalid_status`` (422 as FastAPI
+    answers it, 400 on ``/call``)."""
+    if body is None:
+        body = await _raw_json_body(request)
     try:
         return json.loads(body)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too deep
@@ -182,6 +190,7 @@ def make_http_app(
     health: Callable[[], dict[str, Any]] | None = None,
     mcp: tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager]] | None = None,
     retry_after_s: float = 1.0,
+    open_url_cache: int = 0,
 ) -> Any:
     """The ASGI app of the service.
 
@@ -191,17 +200,33 @@ def make_http_app(
         health: extra fields for ``/health``.
         mcp: ``(asgi_app, lifespan)`` of the MCP endpoint (``serve.retrieval.mcp_endpoint.make_mcp``), or None for no ``/mcp``.
         retry_after_s: ``Retry-After`` of a 503 (backend unavailable).
+        open_url_cache: how many rendered ``open_url`` answers (``/call`` and ``/open_url``) to keep, keyed
+            by the exact request; 0 for none (``serve.retrieval.response_cache``).
     """
+    cache = ResponseCache(open_url_cache)
+
+    def cached(key: Any, response: Response) -> Response:
+        cache.put(key, response.body)
+        return response
 
     async def call(request: Request) -> Response:
         name, arguments = _tool_call(await _json_object(request))
-        return json_response({"content": await service.acall(name, arguments)})
+        if name != "open_url":
+            return json_response({"content": await service.acall(name, arguments)})
+        key = ("/call", arguments)
+        if (body := cache.get(key)) is not None:
+            return Response(body, media_type="application/json")
+        return cached(key, json_response({"content": await service.acall(name, arguments)}))
 
     async def search(request: Request) -> Response:
         return json_response(await service.asearch(await _json_body(request)))
 
     async def open_url(request: Request) -> Response:
-        return json_response(await service.aopen_url(await _json_body(request)))
+        raw = await _raw_json_body(request)
+        key = ("/open_url", raw)
+        if (body := cache.get(key)) is not None:
+            return Response(body, media_type="application/json")
+        return cached(key, json_response(await service.aopen_url(await _json_body(request, body=raw))))
 
     async def random(request: Request) -> Response:
         arguments = dict(request.query_params) if request.method == "GET" else await _json_body(request)

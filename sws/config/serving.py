@@ -75,6 +75,7 @@ class ServeConfig:
     request_timeout_s: float = 60.0  # one tool call inside a replica
     threads: int = 4  # per replica, for searches that embed in-process (others run on the event loop)
     max_body_bytes: int = 65_536
+    open_url_cache_entries: int = 4096  # rendered open_url answers kept per replica (LRU, bytes); 0: none
     access_log: bool = False  # one log line per request in the replica logs (costs ~3% of throughput)
     ef_search: int | None = None  # None: the value saved in the index
     verify_on_open: bool = False  # check every index file's checksum before deploying (sizes always)

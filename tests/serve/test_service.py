@@ -10,6 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from serve.retrieval.http_app import make_http_app
+from serve.retrieval.response_cache import ResponseCache
 from serve.retrieval.service import Limits, RetrievalService
 from sws.env import BackendFailure, call_tool, guarded_tools, tool_schemas
 from tests.serve.cases import tool_cases
@@ -330,3 +331,63 @@ def test_mcp_get_streams_are_capped_and_closed_when_idle(service):
     assert refused.json()["error"]["code"] == "too_many_streams"
     assert ended == [(200, b""), (200, b"")]
     assert again == 200
+
+
+class _CountingEngine:
+    """The real engine, counting the page reads ``open_url`` makes."""
+
+    def __init__(self, engine):
+        self.engine, self.reads = engine, 0
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+    def page_chunks(self, page_id):
+        self.reads += 1
+        return self.engine.page_chunks(page_id)
+
+
+def test_open_url_cache_answers_identical_bytes_and_is_bounded(engine):
+    page = engine.resolve_page("Emmanuel Olisadebe")
+    urls = ["https://example.com/x", "https://en.wikipedia.org/wiki/999999999999"]
+    urls += [f"https://en.wikipedia.org/wiki/{page}", f"https://en.wikipedia.org/wiki/{page}#chunk-2"]
+    requests = [
+        ("/open_url", {"url": 5}),
+        ("/call", {"name": "open_url", "arguments": "{"}),
+    ]  # 422, error text
+    requests += [("/open_url", {"url": url}) for url in urls]
+    requests += [("/call", {"name": "open_url", "arguments": json.dumps({"url": url})}) for url in urls]
+    counting = _CountingEngine(engine)
+    plain, cached = RetrievalService(engine), RetrievalService(counting)
+    with (
+        TestClient(make_http_app(plain)) as reference,
+        TestClient(make_http_app(cached, open_url_cache=3)) as client,
+    ):
+        for _ in range(2):
+            for path, body in requests:
+                want, got = reference.post(path, json=body), client.post(path, json=body)
+                assert (got.status_code, got.headers, got.content) == (
+                    want.status_code,
+                    want.headers,
+                    want.content,
+                )
+        counting.reads = 0
+        for path, body in requests[-3:] * 2:  # the 3 most recent answers: from the cache, no page read
+            assert client.post(path, json=body).content == reference.post(path, json=body).content
+        assert counting.reads == 0
+        client.post(requests[4][0], json=requests[4][1])  # long evicted (3 entries): read again
+        assert counting.reads > 0
+
+
+def test_response_cache_is_a_bounded_lru():
+    cache = ResponseCache(2)
+    cache.put("a", b"1")
+    cache.put("b", b"2")
+    assert cache.get("a") == b"1"  # a is now the most recent
+    cache.put("c", b"3")
+    assert (len(cache), cache.get("b"), cache.get("a"), cache.get("c")) == (2, None, b"1", b"3")
+    off = ResponseCache(0)
+    off.put("a", b"1")
+    assert (len(off), off.get("a")) == (0, None)
+    with pytest.raises(ValueError, match="at least 0"):
+        ResponseCache(-1)
