@@ -57,3 +57,14 @@ def test_export_is_cached_and_spec_round_trips(onnx_embedder, monkeypatch, tmp_p
 def test_unknown_runtime_is_refused():
     with pytest.raises(ValueError, match="unknown runtime 'tensorrt'"):
         SentenceTransformerEmbedder(device="cpu", runtime="tensorrt")
+
+
+def test_query_embedder_deployment_serves_a_torch_index_with_onnx(leads_root, embedder, onnx_embedder):
+    from serve.retrieval.embedding import QueryEmbedder
+
+    replica = QueryEmbedder.func_or_class(str(leads_root / "index"), device="cpu", runtime="onnx")
+    assert replica.embedder.runtime == "onnx" and replica.describe()["fingerprint"] == embedder.fingerprint
+    texts = questions(8)
+    np.testing.assert_allclose(
+        replica.embedder.embed_documents(texts), embedder.embed_documents(texts), atol=1e-5
+    )
