@@ -248,7 +248,7 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
             **_replica_options(emb.replicas),
             max_ongoing_requests=emb.max_ongoing_requests,
             ray_actor_options={"num_cpus": emb.num_cpus, "num_gpus": gpus},
-        ).bind(cfg.index, device, threads, emb.max_batch_size, emb.batch_wait_timeout_s)
+        ).bind(cfg.index, device, threads, emb.max_batch_size, emb.batch_wait_timeout_s, runtime=emb.runtime)
     ingress = RetrievalIngress.options(
         **_replica_options(cfg.replicas),
         max_ongoing_requests=cfg.max_ongoing_requests,

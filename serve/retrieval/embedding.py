@@ -135,6 +135,8 @@ class QueryEmbedder:
         device: torch device for local models ("cuda", "cpu"); None: the library's choice.
         threads: torch CPU threads (None: leave as Ray set them).
         max_batch_size, batch_wait_timeout_s: ``@serve.batch`` knobs (also adjustable via ``user_config``).
+        runtime: sentence-transformers runtime ("torch", "onnx"; None: the index's). It keeps the fingerprint,
+            so a torch-built index is served with ONNX Runtime queries.
     """
 
     def __init__(
@@ -144,6 +146,7 @@ class QueryEmbedder:
         threads: int | None = None,
         max_batch_size: int = 32,
         batch_wait_timeout_s: float = 0.002,
+        runtime: str | None = None,
     ):
         from sws.index import make_embedder
         from sws.index.manifest import read_manifest
@@ -152,6 +155,12 @@ class QueryEmbedder:
         spec = dict(read_manifest(Path(index))["embedder"]["spec"])
         if device and spec["kind"] in ("sentence-transformers", "qwen3"):
             spec["device"] = device
+        if runtime:
+            if spec["kind"] != "sentence-transformers":
+                raise ValueError(
+                    f"embedding.runtime={runtime!r} applies to sentence-transformers, not {spec['kind']}"
+                )
+            spec["runtime"] = runtime
         if threads:
             import torch
 

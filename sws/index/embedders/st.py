@@ -11,6 +11,7 @@ import numpy as np
 from sws.index.embedders.base import Embedder
 
 MINILM = "all-MiniLM-L6-v2"
+RUNTIMES = ("torch", "onnx")
 _MINILM_NAMES = {MINILM.lower(), f"sentence-transformers/{MINILM}".lower()}
 
 
@@ -34,6 +35,8 @@ class SentenceTransformerEmbedder(Embedder):
         batch_size: inputs per forward pass.
         max_length: tokens per input (None: the model's own limit, 256 for MiniLM).
         query_task: see ``Embedder``.
+        runtime: "torch" (default) or "onnx" (ONNX Runtime on CPU, mean-pooled models; same vectors within
+            1e-5, same fingerprint; see ``st_onnx``).
     """
 
     kind = "sentence-transformers"
@@ -46,6 +49,7 @@ class SentenceTransformerEmbedder(Embedder):
         batch_size: int = 64,
         max_length: int | None = None,
         query_task: str | None = None,
+        runtime: str = "torch",
     ):
         super().__init__(model, query_task)
         path = str(packaged_minilm_dir()) if model.lower() in _MINILM_NAMES else model
@@ -59,15 +63,26 @@ class SentenceTransformerEmbedder(Embedder):
         if max_length is not None:
             self._model.max_seq_length = max_length
         self.max_length = int(self._model.max_seq_length)
+        if runtime not in RUNTIMES:
+            raise ValueError(f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
+        self.runtime = runtime
+        self._onnx = None
+        if runtime == "onnx":
+            from sws.index.embedders.st_onnx import OnnxMeanPooledEncoder
+
+            self._onnx = OnnxMeanPooledEncoder(self._model, path, self.max_length, batch_size)
 
     @property
     def dim(self) -> int:
         return int(self._model.get_embedding_dimension())
 
     def spec(self) -> dict[str, Any]:
-        return super().spec() | {"max_length": self.max_length}
+        extra = {"runtime": self.runtime} if self.runtime != "torch" else {}
+        return super().spec() | {"max_length": self.max_length} | extra
 
     def _embed(self, texts: list[str]) -> np.ndarray:
+        if self._onnx is not None:
+            return self._onnx.encode(texts)
         return self._model.encode(
             texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
