@@ -221,7 +221,9 @@ class WikitextConverter:
             inner = span[2:-2]
             parts = markup.split_params(inner)
             target = parts[0].strip()
-            if DROPPED_NAMESPACES.match(target) or (len(parts) == 1 and INTERLANGUAGE.match(target)):
+            if ":" in target and (  # both patterns end with it
+                DROPPED_NAMESPACES.match(target) or (len(parts) == 1 and INTERLANGUAGE.match(target))
+            ):
                 return ""
             if len(parts) == 1:
                 label = target.lstrip(":")
