@@ -365,7 +365,7 @@ def _strip_quotes(text: str) -> str:
         runs = [len(r) for r in QUOTE_RUN.findall(line)]
         if sum(n in (2, 5) for n in runs) % 2 and sum(n in (3, 5) for n in runs) % 2:
             line = APOSTROPHE_THEN_ITALICS.sub("'", line, count=1)
-        lines.append(QUOTE_RUN.sub(_quote_run, line))
+        lines.append(QUOTE_RUN.sub(_quote_run if "" in line else "", line))  # no run of 4: all go
     return "\n".join(lines)
 
 

@@ -175,6 +175,7 @@ def test_output_is_nfc(converter):
     [
         ("He used ''A Modest Proposal'''s satire.", "He used A Modest Proposal's satire."),
         ("'''Bold''' and ''it'' and '''''both'''''", "Bold and it and both"),
+        ("a ''''b''' c\n\nx ''y''", "a 'b c\n\nx y"),  # four quotes: an apostrophe, then bold
         ("(${{formatnum:{{Inflation|US|800|1861}}}} now) {{formatnum:1234567}}", "($ now) 1,234,567"),
         (
             '{|\n! A !! B\n|-\n| a ||bgcolor="pink"|{{SimpleNuclide2|lithium|6}}\n|}',
