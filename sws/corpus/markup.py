@@ -72,27 +72,24 @@ def balanced_spans(text: str, pattern: re.Pattern = BRACES) -> list[tuple[int, i
 
     An opener that is never closed is left out, so an unbalanced ``{{`` swallows nothing.
     """
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int]] = []  # in order, disjoint: a closing pair drops the spans it encloses
     stack: list[int] = []
     for match in pattern.finditer(text):
-        if match.group()[0] in "{[":
-            stack.append(match.start())
+        start = match.start()
+        if text[start] in "{[":
+            stack.append(start)
         elif stack:
-            spans.append((stack.pop(), match.end()))
-    return _outermost(spans)
-
-
-def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    result: list[tuple[int, int]] = []
-    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
-        if result and start < result[-1][1]:
-            continue
-        result.append((start, end))
-    return result
+            start = stack.pop()
+            while spans and spans[-1][0] > start:
+                spans.pop()
+            spans.append((start, match.end()))
+    return spans
 
 
 def split_params(inner: str) -> list[str]:
     """Split a template's or link's inner text on the ``|`` not nested in ``{{…}}`` or ``[[…]]``."""
+    if "{{" not in inner and "[[" not in inner:
+        return inner.split("|")
     parts: list[str] = []
     depth = 0
     last = 0

@@ -38,10 +38,13 @@ _WIDE_SPACE = r"\t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 SPACES = re.compile(
     rf"[ {_WIDE_SPACE}](?<=\S[ {_WIDE_SPACE}])[ {_WIDE_SPACE}]+|[{_WIDE_SPACE}](?<=\S[{_WIDE_SPACE}])"
 )
+WIDE_SPACE = re.compile(f"[{_WIDE_SPACE}]")
 ZERO_WIDTH = re.compile(r"[\u200b\u200c\u200d\ufeff\u2060]")
-BLANK_LINES = re.compile(r"\n{3,}")
+BLANK_LINES = re.compile(r"\n\n\n+")  # not \n{3,}: a literal prefix lets the scan skip ahead
 IMAGE_FILE = re.compile(r"\.(?:svg|png|jpe?g|gif|tiff?|webp)$", re.IGNORECASE)
-EMPTY_PARENS = re.compile(r" ?\((?:[\s,;:]|or|and)*\)")
+_EMPTY_PAIR = r"\((?:[\s,;:]|or|and)*\)"
+EMPTY_PAIR = re.compile(_EMPTY_PAIR)  # the scan skips to "(", where " ?" would stop it at every character
+EMPTY_PARENS = re.compile(rf" ?{_EMPTY_PAIR}")
 RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}")
 INFOBOX_SKIPPED_KEYS = re.compile(
     r"^(?:.*image.*|alt|caption|logo.*|signature.*|map(?:[ _].*)?|pushpin.*|module\d*|embed|child|footnotes|"
@@ -218,7 +221,9 @@ class WikitextConverter:
             inner = span[2:-2]
             parts = markup.split_params(inner)
             target = parts[0].strip()
-            if DROPPED_NAMESPACES.match(target) or (len(parts) == 1 and INTERLANGUAGE.match(target)):
+            if ":" in target and (  # both patterns end with it
+                DROPPED_NAMESPACES.match(target) or (len(parts) == 1 and INTERLANGUAGE.match(target))
+            ):
                 return ""
             if len(parts) == 1:
                 label = target.lstrip(":")
@@ -321,14 +326,26 @@ def _list_line(line: str) -> str:
 
 
 def _inline_cleanup(text: str, br: str) -> str:
-    text = markup.NOWIKI.sub(lambda m: m.group(1) or "", text)
-    text = markup.BR.sub({"br-space": " ", "br-newline": "\n", "br-semicolon": "\n"}[br], text)
-    text = markup.ANY_TAG.sub("", text)
-    text = markup.MAGIC_WORD.sub("", text)
+    if "<" in text:  # every tag pattern starts with it
+        text = markup.NOWIKI.sub(lambda m: m.group(1) or "", text)
+        text = markup.BR.sub({"br-space": " ", "br-newline": "\n", "br-semicolon": "\n"}[br], text)
+        text = markup.ANY_TAG.sub("", text)
+    if "__" in text:
+        text = markup.MAGIC_WORD.sub("", text)
     text = _strip_quotes(text)
     text = html.unescape(text)
-    text = ZERO_WIDTH.sub("", text)
-    return SPACES.sub(" ", text)
+    return _collapse_spaces(text)
+
+
+def _collapse_spaces(text: str) -> str:
+    """Zero-width characters out, space runs after a word to one space. Each pattern runs only on text where
+    it can match: zero-width and wide spaces but the tab are not ASCII, and a run is two spaces or a wide one."""
+    ascii_only = text.isascii()
+    if not ascii_only:
+        text = ZERO_WIDTH.sub("", text)
+    if "  " in text or "\t" in text or (not ascii_only and WIDE_SPACE.search(text)):
+        text = SPACES.sub(" ", text)
+    return text
 
 
 def _one_line(text: str) -> str:
@@ -348,7 +365,7 @@ def _strip_quotes(text: str) -> str:
         runs = [len(r) for r in QUOTE_RUN.findall(line)]
         if sum(n in (2, 5) for n in runs) % 2 and sum(n in (3, 5) for n in runs) % 2:
             line = APOSTROPHE_THEN_ITALICS.sub("'", line, count=1)
-        lines.append(QUOTE_RUN.sub(_quote_run, line))
+        lines.append(QUOTE_RUN.sub(_quote_run if "" in line else "", line))  # no run of 4: all go
     return "\n".join(lines)
 
 
@@ -358,7 +375,9 @@ def _quote_run(match: re.Match) -> str:
 
 
 def _tidy(text: str) -> str:
-    text = EMPTY_PARENS.sub("", RESIDUE.sub("", text))
+    text = RESIDUE.sub("", text)
+    if EMPTY_PAIR.search(text):
+        text = EMPTY_PARENS.sub("", text)
     text = SPACE_BEFORE_PUNCTUATION.sub("", text)
     lines = [line.rstrip() for line in text.split("\n")]
     text = BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()

@@ -82,17 +82,24 @@ class Utf8Recoder:
     def _decoded(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         strict = codecs.getincrementaldecoder(self.encoding)(errors="strict")
         lenient = codecs.getincrementaldecoder(self.encoding)(errors="replace")
+        passthrough = self.encoding == "utf-8"  # then valid input goes out as it came
         for chunk in chunks:
+            pending = strict.getstate()[0]
             try:
                 text = strict.decode(chunk)
             except UnicodeDecodeError:
-                data = strict.getstate()[0] + chunk
+                data = pending + chunk
                 lenient.setstate(strict.getstate())
                 text = lenient.decode(chunk)  # an incomplete sequence at the end waits for the next chunk
                 strict.setstate(lenient.getstate())
                 self.replacements += text.count("\ufffd") - data.decode(self.encoding, "ignore").count(
                     "\ufffd"
                 )
+            else:
+                if passthrough:  # the bytes decoded: all but an incomplete sequence kept for the next chunk
+                    data = pending + chunk
+                    yield data[: len(data) - len(strict.getstate()[0])]
+                    continue
             yield text.encode("utf-8")
         if strict.getstate()[0]:
             self.replacements += 1

@@ -9,6 +9,7 @@ import pytest
 
 from sws.corpus.dump import DumpError, DumpUnit, WikiDumpReader, plan_units
 from sws.corpus.multistream import pack_multistream
+from sws.corpus.xmlsource import HEAD_BYTES, Utf8Recoder
 from tests.corpus.helpers import dump_xml, page_xml
 
 EXPECTED = {  # pages, redirects (<redirect> elements or #REDIRECT text), other namespaces; None: not pinned
@@ -219,3 +220,11 @@ def test_namespaces_counted(wiki_samples):
     path = next(p for p in wiki_samples if p.name == "camchenry_enwiki-10k.xml.bz2")
     namespaces = Counter(p.ns for p in WikiDumpReader(DumpUnit(str(path))).pages())
     assert namespaces[0] > 0 and sum(namespaces.values()) == 196 and set(namespaces) - {0}
+
+
+def test_valid_utf8_comes_out_unchanged_wherever_the_reads_cut_it():
+    data = ("<a>" + "x" * HEAD_BYTES + "Grüße aus 東京 😀</a>").encode()
+    for cut in range(HEAD_BYTES, len(data) + 1):  # past the head that is read whole
+        recoder = Utf8Recoder()
+        assert b"".join(recoder.recode(iter([data[:HEAD_BYTES], data[HEAD_BYTES:cut], data[cut:]]))) == data
+        assert recoder.replacements == 0

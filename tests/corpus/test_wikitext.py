@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from sws.config import CleanConfig
+from sws.corpus import wikitext
 from sws.corpus.dump import DumpUnit, WikiDumpReader
 from sws.corpus.wikitext import SPACES, WikitextConverter
 
@@ -174,6 +175,7 @@ def test_output_is_nfc(converter):
     [
         ("He used ''A Modest Proposal'''s satire.", "He used A Modest Proposal's satire."),
         ("'''Bold''' and ''it'' and '''''both'''''", "Bold and it and both"),
+        ("a ''''b''' c\n\nx ''y''", "a 'b c\n\nx y"),  # four quotes: an apostrophe, then bold
         ("(${{formatnum:{{Inflation|US|800|1861}}}} now) {{formatnum:1234567}}", "($ now) 1,234,567"),
         (
             '{|\n! A !! B\n|-\n| a ||bgcolor="pink"|{{SimpleNuclide2|lithium|6}}\n|}',
@@ -208,3 +210,38 @@ OLD_SPACES = re.compile(r"(?<=\S)[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000
 )
 def test_space_runs_collapse_as_the_plain_pattern(text):
     assert SPACES.sub(" ", text) == OLD_SPACES.sub(" ", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a b",
+        "a  b",
+        "a\tb",
+        "a\u200b b",
+        "a \u200b b",
+        "x\u00a0y",
+        "\u00e9 b",
+        "\u00e9  b",
+        "a\u3000\u3000b",
+        "",
+    ],
+)
+def test_guarded_space_cleanup_matches_the_unguarded_patterns(text):
+    assert wikitext._collapse_spaces(text) == SPACES.sub(" ", wikitext.ZERO_WIDTH.sub("", text))
+
+
+@pytest.mark.parametrize(
+    ("text", "tidy"),
+    [
+        ("f ( ) x", "f x"),
+        ("f (or; and) x", "f x"),
+        ("f(,)", "f"),
+        ("f (a) ( )", "f (a)"),
+        ("( ( ))", "()"),
+        ("f (", "f ("),
+        ("a\n\n\n\nb\n\nc", "a\n\nb\n\nc"),
+    ],
+)
+def test_tidy_drops_empty_parentheses_and_blank_line_runs(text, tidy):
+    assert wikitext._tidy(text) == tidy
