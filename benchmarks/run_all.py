@@ -62,6 +62,7 @@ STEPS = [
         Step(f"serve_batching_{q}", [flag], ["--clients", "16", "--seconds", "5", flag], "serve_batching")
         for q, flag in QUESTIONS_KEYWORDS
     ),
+    Step("serve_floor", [], ["--seconds", "5", "--repeats", "1"]),
     Step("serve_load", [], ["--seconds", "10", "--clients", "64"]),
     Step("scale_index", [], ["--quick"]),
     Step("eval_harness", ["overhead"], ["overhead", "--quick"]),

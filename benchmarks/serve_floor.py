@@ -1,0 +1,166 @@
+"""Served vector and rrf search against their floor on this machine, and against the reference tool server.
+
+The floor is what one process with all cores does without any serving: the questions are embedded in
+batches of ``--batch`` (one forward pass per batch, the runtime's threads = ``--floor-threads``, default
+every core), then each batch is searched by the engine (``SearchEngine.search``: Tantivy, FAISS, fusion,
+hydration) from as many threads, the vectors already computed. Both thread settings 1 and all cores are
+measured and the better one is the floor. The served side is ``sws serve`` (1 retrieval replica, batched
+query embeddings, ``serve.embedding.runtime`` = ``--runtime``) under closed-loop ``POST /call`` clients,
+the same questions, alternating with the floor rounds so both see the same machine.
+
+One JSON line per round, then per method and client count a ``summary`` with the medians, ``ratio`` =
+served / floor QPS (goal >= 0.8) and ``vs_reference`` = served QPS / the reference server's rrf QPS measured
+from outside on 2026-11-30 (45.4 at 16 clients, 24.6 at 256; goal >= 2; the vector rows are held to the same
+figures, the reference's vector search was not measured).
+
+Run: ``timeout 1800 .venv/bin/python benchmarks/serve_floor.py --runtime onnx`` (~6 min).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from loadgen import load
+from serve_common import agent_queries, emit, http_requests, json_stdout, sample_index, tool_calls
+
+from serve.launch import ServeProcess
+from sws.index.embedders.base import Embedder, format_query
+
+REFERENCE_RRF_QPS = {16: 45.4, 256: 24.6}  # issue 15: the reference tool server on HotpotQA questions
+FLOOR_GOAL, REFERENCE_GOAL = 0.8, 2.0
+
+
+class PrefetchedEmbedder(Embedder):
+    """The index's query embedder, with a whole batch's vectors computed in one forward pass up front."""
+
+    kind = "prefetched"
+
+    def __init__(self, inner: Embedder):
+        super().__init__(inner.model, inner.query_task)
+        self.inner, self._rows = inner, {}
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def prefetch(self, queries: list[str]) -> None:
+        texts = [format_query(q, self.query_task) for q in queries]
+        self._rows = dict(zip(texts, self.inner.embed_documents(texts), strict=True))
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._rows[text] for text in texts])
+
+
+def floor_round(
+    engine: Any,
+    embedder: PrefetchedEmbedder,
+    queries: list[str],
+    method: str,
+    batch: int,
+    threads: int,
+    seconds: float,
+) -> dict[str, Any]:
+    """Batches of ``queries`` embedded then searched by ``threads`` threads, for ``seconds``."""
+    done, n = 0, 0
+    with ThreadPoolExecutor(threads) as pool:
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            batch_queries = [queries[(n + i) % len(queries)] for i in range(batch)]
+            n += batch
+            embedder.prefetch(batch_queries)
+            list(pool.map(lambda q: engine.search(q, 10, method), batch_queries))
+            done += batch
+        elapsed = time.perf_counter() - start
+    return {"threads": threads, "batch": batch, "requests": done, "qps": round(done / elapsed, 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", type=Path, help="index directory (default: the bundled sample)")
+    parser.add_argument(
+        "--runtime", choices=("torch", "onnx"), default="onnx", help="query embedding runtime"
+    )
+    parser.add_argument("--methods", default="vector,rrf")
+    parser.add_argument("--clients", default="16,256")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per round")
+    parser.add_argument("--repeats", type=int, default=2, help="alternating floor/served rounds")
+    parser.add_argument("--batch", type=int, default=32, help="queries per forward pass of the floor")
+    parser.add_argument("--floor-threads", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    json_stdout()
+    index = args.index or sample_index()
+    queries = agent_queries("questions", 400)
+    calls = tool_calls(index, queries="questions")
+
+    import torch
+
+    from sws.index import WikiIndex, make_embedder
+    from sws.index.manifest import read_manifest
+    from sws.search import SearchEngine
+
+    spec = dict(read_manifest(index)["embedder"]["spec"]) | {"runtime": args.runtime, "device": "cpu"}
+    thread_counts = sorted({1, args.floor_threads})
+    inners = {}
+    for threads in thread_counts:  # ONNX Runtime takes torch's thread count when its session is made
+        torch.set_num_threads(threads)
+        inners[threads] = make_embedder(**spec)
+    embedder = PrefetchedEmbedder(inners[thread_counts[0]])
+    engine = SearchEngine(WikiIndex.open(index, embedder=embedder))
+
+    serve_args = [f"serve.embedding.runtime={args.runtime}"]
+    with ServeProcess(index, args=serve_args, log_path=str(index) + "-serve-floor.log") as server:
+        emit("serve_floor", "startup", runtime=args.runtime, batch=args.batch, thread_counts=thread_counts)
+        for method in args.methods.split(","):
+            requests = http_requests(calls[method])
+            load(server.url, requests, clients=4, seconds=1.0)  # warm up
+            for clients in (int(c) for c in args.clients.split(",")):
+                floors, served = [], []
+                for _ in range(args.repeats):
+                    for threads in thread_counts:
+                        torch.set_num_threads(threads)
+                        embedder.inner = inners[threads]
+                        floors.append(
+                            floor_round(engine, embedder, queries, method, args.batch, threads, args.seconds)
+                        )
+                        emit("serve_floor", "floor", method=method, **floors[-1])
+                    served.append(load(server.url, requests, clients=clients, seconds=args.seconds).summary())
+                    emit("serve_floor", "served", method=method, **served[-1])
+                best = max(
+                    thread_counts,
+                    key=lambda t: statistics.median(f["qps"] for f in floors if f["threads"] == t),
+                )
+                floor_qps = statistics.median(f["qps"] for f in floors if f["threads"] == best)
+                served_qps = statistics.median(s["qps"] for s in served)
+                reference = REFERENCE_RRF_QPS.get(clients)
+                emit(
+                    "serve_floor",
+                    "summary",
+                    method=method,
+                    queries="questions",
+                    runtime=args.runtime,
+                    clients=clients,
+                    floor_qps=floor_qps,
+                    floor_threads=best,
+                    served_qps=served_qps,
+                    served_p50_ms=statistics.median(s["p50_ms"] for s in served),
+                    served_p99_ms=statistics.median(s["p99_ms"] for s in served),
+                    served_failed=sum(s["failed"] for s in served),
+                    ratio=round(served_qps / floor_qps, 3),
+                    goal=FLOOR_GOAL,
+                    vs_reference=round(served_qps / reference, 2) if reference else None,
+                    goals={"ratio": FLOOR_GOAL, "vs_reference": REFERENCE_GOAL},
+                    passed=served_qps >= FLOOR_GOAL * floor_qps
+                    and (reference is None or served_qps >= REFERENCE_GOAL * reference),
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
