@@ -10,7 +10,8 @@ Models, each fitted through the two measured sizes (n1 < n2):
   computations dominate HNSW inserts).
 - search p99: a power law through both points, ``p2 * (N / n2) ** alpha`` with ``alpha = log(p2 / p1) /
   log(n2 / n1)``, at the measured dimension (the dense part of vector and rrf grows with the dimension).
-- build peak RSS: corpus and Tantivy linear (Tantivy's is bounded by its writer heap); FAISS holds one shard
+- build peak RSS: corpus and Tantivy linear in their anonymous memory (Tantivy's is bounded by its writer
+  heap; its memory-mapped segments are page cache); FAISS holds one shard
   at a time, so its growth per shard row, scaled by 1024 / measured dim (an upper bound: the graph does not
   grow with the dimension), is given for 1M-row shards (``index.dense.shard_rows``).
 """
@@ -57,8 +58,9 @@ def project(
     }
     build_s = {name: lin(lambda f, name=name: f["stages"][name]["seconds"]) for name in ("tantivy", "faiss")}
     build_s["faiss"] *= dim / d
-    peak = {
-        name: lin(lambda f, name=name: f["stages"][name]["peak_rss"]) / GB for name in ("corpus", "tantivy")
+    peak = {  # anonymous memory (Tantivy's RSS also counts the segments it maps while merging)
+        name: lin(lambda f, name=name: f["stages"][name]["peak_rss_anon"]) / GB
+        for name in ("corpus", "tantivy")
     }
     faiss = big["stages"]["faiss"]
     per_row = (faiss["peak_rss"] - faiss["rss_before"]) / math.ceil(n2 / big["shards"]) * dim / d
@@ -91,7 +93,7 @@ def readme_rows(p: dict[str, Any]) -> str:
     index = (
         f"| index | fp16 vectors {disk['vectors_fp16']:.0f} GB, Tantivy {disk['tantivy']:.0f} GB, FAISS HNSW "
         f"{disk['faiss']:.0f} GB (graph {disk['faiss_graph']:.1f} GB), corpus chunks Parquet "
-        f"{disk['corpus_chunks_parquet']:.0f} GB | peak RSS: Tantivy {peak['tantivy']:.1f} GB, FAISS "
+        f"{disk['corpus_chunks_parquet']:.0f} GB | peak anonymous RSS: Tantivy {peak['tantivy']:.1f} GB, FAISS "
         f"{peak['faiss_per_million_shard_rows']:.1f} GB per 1M-row shard | on one node: "
         f"Tantivy {t['tantivy'] / 60:.0f} min, FAISS {t['faiss'] / 3600:.1f} h on 2 cores; {src} |"
     )

@@ -13,7 +13,7 @@ served / floor QPS (goal >= 0.8) and ``vs_reference`` = served QPS / the referen
 from outside on 2026-11-30 (45.4 at 16 clients, 24.6 at 256; goal >= 2; the vector rows are held to the same
 figures, the reference's vector search was not measured).
 
-Run: ``timeout 1800 .venv/bin/python benchmarks/serve_floor.py --runtime onnx`` (~6 min).
+Run: ``timeout 1800 .venv/bin/python benchmarks/serve_floor.py`` (~6 min; ``--runtime torch`` for the PyTorch path).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, help="index directory (default: the bundled sample)")
     parser.add_argument(
-        "--runtime", choices=("torch", "onnx"), default="onnx", help="query embedding runtime"
+        "--runtime", choices=("auto", "torch", "onnx"), default="auto", help="query embedding runtime"
     )
     parser.add_argument("--methods", default="vector,rrf")
     parser.add_argument("--clients", default="16,256")

@@ -135,8 +135,9 @@ class QueryEmbedder:
         device: torch device for local models ("cuda", "cpu"); None: the library's choice.
         threads: torch CPU threads (None: leave as Ray set them).
         max_batch_size, batch_wait_timeout_s: ``@serve.batch`` knobs (also adjustable via ``user_config``).
-        runtime: sentence-transformers runtime ("torch", "onnx"; None: the index's). It keeps the fingerprint,
-            so a torch-built index is served with ONNX Runtime queries.
+        runtime: sentence-transformers runtime ("torch", "onnx", "auto": onnx for a mean-pooled model on the
+            CPU, and for other embedders the index's; None: the index's). It keeps the fingerprint, so a
+            torch-built index is served with ONNX Runtime queries.
     """
 
     def __init__(
@@ -155,6 +156,8 @@ class QueryEmbedder:
         spec = dict(read_manifest(Path(index))["embedder"]["spec"])
         if device and spec["kind"] in ("sentence-transformers", "qwen3"):
             spec["device"] = device
+        if runtime == "auto" and spec["kind"] != "sentence-transformers":
+            runtime = None
         if runtime:
             if spec["kind"] != "sentence-transformers":
                 raise ValueError(

@@ -15,7 +15,7 @@ class EmbedderConfig:
     query_task: str | None = None  # None: the model family's default (Qwen3's search instruction); "": none
     options: dict[str, Any] = field(
         default_factory=dict
-    )  # constructor options: device, batch_size, max_length, runtime ("torch"|"onnx", sentence-transformers),
+    )  # constructor options: device, batch_size, max_length, runtime ("torch"|"onnx"|"auto", sentence-transformers),
     # max_batch_tokens (qwen3), base_url / dim / timeout_s / max_attempts (openai; key from SWS_EMBEDDING_API_KEY)
 
 

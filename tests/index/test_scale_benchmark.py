@@ -85,6 +85,7 @@ def test_stages_measured_and_bounded(scale_run):
     for name, record in stages.items():
         assert record["peak_exact"] and record["seconds"] > 0, name
         assert record["rss_before"] <= record["peak_rss"] <= STAGE_PEAK_BOUND, name
+        assert 0 < record["peak_rss_anon"] <= record["peak_rss"], name
     opened = records["open"][0]
     assert opened["cold"]["seconds"] > 0 and opened["warm"]["rss"] > 0
     summary = records["summary"][0]

@@ -68,3 +68,40 @@ def test_query_embedder_deployment_serves_a_torch_index_with_onnx(leads_root, em
     np.testing.assert_allclose(
         replica.embedder.embed_documents(texts), embedder.embed_documents(texts), atol=1e-5
     )
+
+
+def test_auto_runtime_is_onnx_for_mean_pooled_models_on_the_cpu_only(onnx_embedder):
+    from sentence_transformers import SentenceTransformer, models
+
+    from sws.index.embedders.st import packaged_minilm_dir
+    from sws.index.embedders.st_onnx import is_mean_pooled
+
+    auto = SentenceTransformerEmbedder(device="cpu", runtime="auto")
+    assert auto.runtime == "onnx" and auto.spec()["runtime"] == "onnx"
+    texts = questions(4)
+    np.testing.assert_allclose(auto.embed_documents(texts), onnx_embedder.embed_documents(texts), atol=1e-6)
+    transformer = models.Transformer(str(packaged_minilm_dir()))
+    cls = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="cls")
+    assert not is_mean_pooled(SentenceTransformer(modules=[transformer, cls], device="cpu"))
+    assert is_mean_pooled(auto._model)
+
+
+def test_auto_query_runtime_leaves_other_embedders_as_the_index_has_them(leads_root, tmp_path):
+    """The serving default ("auto") is ONNX Runtime for a MiniLM index and the index's own embedder otherwise;
+    an explicit "onnx" for an embedder it cannot run is refused."""
+    from serve.retrieval.embedding import QueryEmbedder
+    from sws.index import build_index
+    from sws.index.embedders.hashing import HashingEmbedder
+
+    minilm = QueryEmbedder.func_or_class(str(leads_root / "index"), device="cpu", runtime="auto")
+    assert minilm.embedder.runtime == "onnx"
+    build_index(
+        leads_root / "corpus",
+        tmp_path / "index",
+        embedder=HashingEmbedder(dim=32),
+        embed_options={"workers": 0},
+    )
+    hashing = QueryEmbedder.func_or_class(str(tmp_path / "index"), device="cpu", runtime="auto")
+    assert isinstance(hashing.embedder, HashingEmbedder)
+    with pytest.raises(ValueError, match="applies to sentence-transformers, not hashing"):
+        QueryEmbedder.func_or_class(str(tmp_path / "index"), device="cpu", runtime="onnx")

@@ -11,7 +11,7 @@ import numpy as np
 from sws.index.embedders.base import Embedder
 
 MINILM = "all-MiniLM-L6-v2"
-RUNTIMES = ("torch", "onnx")
+RUNTIMES = ("torch", "onnx", "auto")
 _MINILM_NAMES = {MINILM.lower(), f"sentence-transformers/{MINILM}".lower()}
 
 
@@ -35,8 +35,9 @@ class SentenceTransformerEmbedder(Embedder):
         batch_size: inputs per forward pass.
         max_length: tokens per input (None: the model's own limit, 256 for MiniLM).
         query_task: see ``Embedder``.
-        runtime: "torch" (default) or "onnx" (ONNX Runtime on CPU, mean-pooled models; same vectors within
-            1e-5, same fingerprint; see ``st_onnx``).
+        runtime: "torch" (default), "onnx" (ONNX Runtime on CPU, mean-pooled models; same vectors within
+            1e-5, same fingerprint; see ``st_onnx``) or "auto" (onnx where it applies: a mean-pooled model
+            on the CPU; torch otherwise).
     """
 
     kind = "sentence-transformers"
@@ -65,6 +66,11 @@ class SentenceTransformerEmbedder(Embedder):
         self.max_length = int(self._model.max_seq_length)
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
+        if runtime == "auto":
+            from sws.index.embedders.st_onnx import is_mean_pooled
+
+            cpu = self._model.device.type == "cpu"
+            runtime = "onnx" if cpu and is_mean_pooled(self._model) else "torch"
         self.runtime = runtime
         self._onnx = None
         if runtime == "onnx":

@@ -22,15 +22,24 @@ def onnx_cache_dir() -> Path:
     return root / "onnx"
 
 
-def _check_mean_pooled(model: Any) -> None:
-    names = [type(module).__name__ for module in model]
+def _modules(model: Any) -> list[str]:
+    return [type(module).__name__ for module in model]
+
+
+def is_mean_pooled(model: Any) -> bool:
+    """Whether ``model`` is Transformer + mean Pooling [+ Normalize], the shape this runtime serves."""
+    names = _modules(model)
     pooling = model[1] if len(names) > 1 else None
     mode = getattr(pooling, "pooling_mode", None) or (pooling.get_config_dict() if pooling else {}).get(
         "pooling_mode"
     )
-    if names[:2] != ["Transformer", "Pooling"] or mode != "mean" or names[2:] not in ([], ["Normalize"]):
+    return names[:2] == ["Transformer", "Pooling"] and mode == "mean" and names[2:] in ([], ["Normalize"])
+
+
+def _check_mean_pooled(model: Any) -> None:
+    if not is_mean_pooled(model):
         raise ValueError(
-            f"runtime 'onnx' supports Transformer + mean Pooling [+ Normalize] models, not {names}"
+            f"runtime 'onnx' supports Transformer + mean Pooling [+ Normalize] models, not {_modules(model)}"
         )
 
 
