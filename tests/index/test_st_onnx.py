@@ -81,7 +81,7 @@ def test_auto_runtime_is_onnx_for_mean_pooled_models_on_the_cpu_only(onnx_embedd
     texts = questions(4)
     np.testing.assert_allclose(auto.embed_documents(texts), onnx_embedder.embed_documents(texts), atol=1e-6)
     transformer = models.Transformer(str(packaged_minilm_dir()))
-    cls = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="cls")
+    cls = models.Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
     assert not is_mean_pooled(SentenceTransformer(modules=[transformer, cls], device="cpu"))
     assert is_mean_pooled(auto._model)
 
