@@ -21,64 +21,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+from floor import PrefetchedEmbedder, floor_round
 from loadgen import load
 from serve_common import agent_queries, emit, http_requests, json_stdout, sample_index, tool_calls
 
 from serve.launch import ServeProcess
-from sws.index.embedders.base import Embedder, format_query
 
 REFERENCE_RRF_QPS = {16: 45.4, 256: 24.6}  # issue 15: the reference tool server on HotpotQA questions
 FLOOR_GOAL, REFERENCE_GOAL = 0.8, 2.0
-
-
-class PrefetchedEmbedder(Embedder):
-    """The index's query embedder, with a whole batch's vectors computed in one forward pass up front."""
-
-    kind = "prefetched"
-
-    def __init__(self, inner: Embedder):
-        super().__init__(inner.model, inner.query_task)
-        self.inner, self._rows = inner, {}
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def prefetch(self, queries: list[str]) -> None:
-        texts = [format_query(q, self.query_task) for q in queries]
-        self._rows = dict(zip(texts, self.inner.embed_documents(texts), strict=True))
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        return np.stack([self._rows[text] for text in texts])
-
-
-def floor_round(
-    engine: Any,
-    embedder: PrefetchedEmbedder,
-    queries: list[str],
-    method: str,
-    batch: int,
-    threads: int,
-    seconds: float,
-) -> dict[str, Any]:
-    """Batches of ``queries`` embedded then searched by ``threads`` threads, for ``seconds``."""
-    done, n = 0, 0
-    with ThreadPoolExecutor(threads) as pool:
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            batch_queries = [queries[(n + i) % len(queries)] for i in range(batch)]
-            n += batch
-            embedder.prefetch(batch_queries)
-            list(pool.map(lambda q: engine.search(q, 10, method), batch_queries))
-            done += batch
-        elapsed = time.perf_counter() - start
-    return {"threads": threads, "batch": batch, "requests": done, "qps": round(done / elapsed, 1)}
 
 
 def main() -> int:

@@ -1,14 +1,13 @@
-"""``benchmarks/serve_floor.py``: the floor searches with one batch's vectors computed up front, as the engine would."""
+"""``benchmarks/floor.py`` (``serve_floor.py``'s floor): searches with a batch's vectors computed up front give the
+engine's results."""
 
 from __future__ import annotations
-
-import sys
 
 import pytest
 
 from sws.index import WikiIndex
 from sws.search import SearchEngine
-from tests.benchmarks.conftest import BENCHMARKS, bench_module
+from tests.benchmarks.conftest import bench_module
 
 QUERIES = [
     "Who painted the Mona Lisa?",
@@ -20,11 +19,7 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def serve_floor():
-    sys.path.insert(0, str(BENCHMARKS))  # the script imports its siblings, as when run from benchmarks/
-    try:
-        yield bench_module("serve_floor")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    return bench_module("floor")
 
 
 def ids(hits):
