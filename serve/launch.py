@@ -256,6 +256,8 @@ class ServeProcess:
         startup_timeout_s: float = 300.0,
     ):
         self.index, self.port, self.token = str(index), port or free_port(), token
+        self._port_picked = port is None  # ours to change if another process takes it before the bind
+        self._exited = True  # the last start attempt ended with the process exiting (not timing out)
         self.args, self.env, self.log_path = list(args), dict(env or {}), log_path
         self.startup_timeout_s = startup_timeout_s
         self.process: Any = None
@@ -266,6 +268,22 @@ class ServeProcess:
         return self.ready["url"]
 
     def start(self) -> ServeProcess:
+        """Start and wait for ready; a port picked here and taken by another process between the pick and the
+        bind (the server exits at once) is picked again, twice at most."""
+        for _ in range(2 if self._port_picked else 0):
+            if self._start_once():
+                return self
+            if not self._exited:  # timed out: not a port race
+                break
+            self.port = free_port()
+        if self._exited and self._start_once():
+            return self
+        raise RuntimeError(
+            f"sws serve did not become ready (exit code {self.process.returncode}); see {self.log_path}"
+        )
+
+    def _start_once(self) -> bool:
+        """True once ready; False (the process stopped) when it exits or times out first."""
         import queue
         import subprocess
 
@@ -308,11 +326,10 @@ class ServeProcess:
                 continue
             if line.startswith('{"event": "ready"'):
                 self.ready = json.loads(line)
-                return self
+                return True
+        self._exited = self.process.poll() is not None
         self.stop()
-        raise RuntimeError(
-            f"sws serve did not become ready (exit code {self.process.returncode}); see {self.log_path}"
-        )
+        return False
 
     def stop(self, timeout_s: float = 90.0) -> None:
         import subprocess
