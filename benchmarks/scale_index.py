@@ -141,6 +141,20 @@ def measure(n: int, args: argparse.Namespace) -> dict[str, Any]:
     return fig
 
 
+def keyword_growth(small: dict[str, Any], big: dict[str, Any]) -> dict[str, float]:
+    """p50 growth from the smallest to the largest size of BM25 top-1 and top-30 (the keywords method's fetch):
+    equal growth, about the corpus growth, means every posting of every query term is scored (no pruning)."""
+    return {
+        f"{method}/{queries_set}": round(
+            big["latency"][f"{method}/{queries_set}"]["p50_ms"]
+            / max(small["latency"][f"{method}/{queries_set}"]["p50_ms"], 1e-6),
+            2,
+        )
+        for method in ("keywords_top1", "keywords")
+        for queries_set in ("keyword", "question")
+    }
+
+
 def goals(figs: list[dict[str, Any]]) -> dict[str, Any]:
     """Each goal that the measured sizes can decide: its value and whether it passes."""
     out: dict[str, Any] = {}
@@ -204,6 +218,7 @@ def main() -> int:
             for fig in figs
         },
         "goals": goals(figs),
+        "keyword_growth": keyword_growth(figs[0], figs[-1]),
     }
     if len(figs) > 1 and all("stages" in fig for fig in figs):
         summary["projection"] = project(figs[0], figs[-1])

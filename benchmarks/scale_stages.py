@@ -192,6 +192,8 @@ def latency(path: Path, dim: int, n_queries: int) -> dict[str, Any]:
         m: (lambda q, m=m: engine.search(q, TOP_K, m)) for m in ("keywords", "vector", "rrf")
     }
     methods["only_title"] = lambda q: engine.search_titles(q, TOP_K)
+    # BM25 top-1 costs what top-30 costs when no dynamic pruning (block-max WAND) runs: see keyword_growth
+    methods["keywords_top1"] = lambda q: engine.index.keyword.search(q, 1)
     sets = queries(n_queries)
     out: dict[str, Any] = {"latency": {}, "empty": {}}
     for name, texts in sets.items():

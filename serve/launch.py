@@ -26,7 +26,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from sws.config import INGRESS_MODES, ServeConfig
 
@@ -257,7 +257,6 @@ class ServeProcess:
     ):
         self.index, self.port, self.token = str(index), port or free_port(), token
         self._port_picked = port is None  # ours to change if another process takes it before the bind
-        self._exited = True  # the last start attempt ended with the process exiting (not timing out)
         self.args, self.env, self.log_path = list(args), dict(env or {}), log_path
         self.startup_timeout_s = startup_timeout_s
         self.process: Any = None
@@ -270,20 +269,18 @@ class ServeProcess:
     def start(self) -> ServeProcess:
         """Start and wait for ready; a port picked here and taken by another process between the pick and the
         bind (the server exits at once) is picked again, twice at most."""
-        for _ in range(2 if self._port_picked else 0):
-            if self._start_once():
-                return self
-            if not self._exited:  # timed out: not a port race
-                break
+        retries = 2 if self._port_picked else 0
+        while (outcome := self._start_once()) == "exited" and retries:
+            retries -= 1
             self.port = free_port()
-        if self._exited and self._start_once():
+        if outcome == "ready":
             return self
         raise RuntimeError(
-            f"sws serve did not become ready (exit code {self.process.returncode}); see {self.log_path}"
+            f"sws serve {outcome} before it was ready (exit code {self.process.returncode}); see {self.log_path}"
         )
 
-    def _start_once(self) -> bool:
-        """True once ready; False (the process stopped) when it exits or times out first."""
+    def _start_once(self) -> Literal["ready", "exited", "timed out"]:
+        """One start: ``ready``, or the process ``exited`` or ``timed out`` first (then it is stopped)."""
         import queue
         import subprocess
 
@@ -326,10 +323,10 @@ class ServeProcess:
                 continue
             if line.startswith('{"event": "ready"'):
                 self.ready = json.loads(line)
-                return True
-        self._exited = self.process.poll() is not None
+                return "ready"
+        outcome = "exited" if self.process.poll() is not None else "timed out"
         self.stop()
-        return False
+        return outcome
 
     def stop(self, timeout_s: float = 90.0) -> None:
         import subprocess

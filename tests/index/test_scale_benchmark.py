@@ -62,7 +62,9 @@ def test_every_method_returns_results(scale_run):
     _, records = scale_run
     latency = {r["method"]: r for r in records["latency"]}
     expected = {
-        f"{m}/{s}" for m in ("keywords", "vector", "rrf", "only_title") for s in ("keyword", "question")
+        f"{m}/{s}"
+        for m in ("keywords", "keywords_top1", "vector", "rrf", "only_title")
+        for s in ("keyword", "question")
     }
     assert set(latency) == expected | {"open_url"}
     for method, record in latency.items():
@@ -90,3 +92,6 @@ def test_stages_measured_and_bounded(scale_run):
     assert opened["cold"]["seconds"] > 0 and opened["warm"]["rss"] > 0
     summary = records["summary"][0]
     assert summary["goals"]["replica_rss_beyond_graph_20000"]["ok"]
+    growth = summary["keyword_growth"]  # one size: each latency against itself
+    assert set(growth) == {f"{m}/{s}" for m in ("keywords_top1", "keywords") for s in ("keyword", "question")}
+    assert all(value == 1.0 for value in growth.values())
