@@ -348,9 +348,10 @@ class ServeProcess:
 
 
 _STATUS_SCRIPT = """
-import json, sys, ray
+import json, sys
 from ray import serve
-ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+from sws.raykit import init_ray
+init_ray(sys.argv[1])
 v = lambda x: str(getattr(x, "value", x))
 print(json.dumps({name: {"status": v(app.status), "deployments": {
     d: {"status": v(s.status), "replicas": {v(k): n for k, n in s.replica_states.items()}}

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import socket
 
 
 def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
-    """Join ``address`` ("auto" or ray://…), or start a lean local Ray; a no-op when Ray is already up.
+    """Join ``address`` ("auto", host:port or ray://…), or start a lean local Ray; a no-op when Ray is already up.
 
     Token auth is disabled for local runs unless ``RAY_AUTH_MODE`` says otherwise, so the driver and the
-    local cluster agree. A local Ray listens on loopback only (``_single_machine``).
+    local cluster agree. A local Ray listens on loopback only (``_single_machine``), and a loopback
+    address is joined there.
     """
     import ray
 
@@ -19,6 +21,8 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
         address = os.environ["RAY_ADDRESS"]  # inside `ray job submit`: the job's own cluster
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     if address:
+        if _is_loopback_only(address):
+            _single_machine()  # Ray would rewrite 127.0.0.1 to the node's IP, where this Ray does not listen
         ray.init(address=address, log_to_driver=False)
     else:
         _single_machine()
@@ -26,10 +30,27 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     ray.data.DataContext.get_current().enable_progress_bars = False
 
 
+def _is_loopback_only(address: str) -> bool:
+    """``address`` (``host:port``) is this machine's loopback and nothing listens at its port on the node's IP:
+    a local Ray in single-machine mode, which a driver must join on loopback (a cluster's Ray listens on
+    every interface and is joined as Ray does by default)."""
+    from ray._private.services import get_node_ip_address
+
+    host, _, port = address.rpartition(":")
+    if "://" in address or host.strip("[]") not in ("127.0.0.1", "localhost", "::1") or not port.isdigit():
+        return False
+    try:
+        socket.create_connection((get_node_ip_address(), int(port)), timeout=1.0).close()
+    except OSError:
+        return True
+    return False
+
+
 def _single_machine() -> None:
-    """Ray's single-machine mode for the local Ray about to start: its node IP is 127.0.0.1, so its servers
-    bind there instead of on every interface (Linux defaults to cluster mode). Ray reads the variable at
-    import, so this process's copy is set too; the Ray processes inherit the variable."""
+    """Ray's single-machine mode for this driver and the local Ray it starts: the node IP is 127.0.0.1, so
+    Ray's servers bind there instead of on every interface (Linux defaults to cluster mode) and the driver
+    joins there. Ray reads the variable at import, so this process's copy is set too; the Ray processes
+    inherit the variable."""
     from ray._private import ray_constants
 
     if os.environ.setdefault(ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR, "0") == "0":

@@ -15,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-from serve.launch import ServeProcess, free_port
+from serve.launch import ServeProcess, free_port, serve_status
 from serve.processes import reap_stale
 from tests.serve.conftest import REPO
 
@@ -134,6 +134,8 @@ def test_serve_killed_outright_leaves_nothing_after_the_next_start(serve_index, 
     server = ServeProcess(serve_index, args=["--num-cpus", "2"], log_path=tmp_path / "serve.log").start()
     try:
         tree, found = snapshot(server.process.pid, server.port)
+        # a fresh driver from a shell joins the loopback-only Ray at its loopback address
+        assert serve_status(server.ready["ray_address"], timeout_s=90)["sws"]["status"] == "RUNNING"
         haproxy = [process for _, _, port, process in found if port == server.port]
         server.process.kill()
         server.process.wait(10)
