@@ -31,19 +31,19 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 
 
 def _is_loopback_only(address: str) -> bool:
-    """``address`` (``host:port``) is this machine's loopback and nothing listens at its port on the node's IP:
-    a local Ray in single-machine mode, which a driver must join on loopback (a cluster's Ray listens on
-    every interface and is joined as Ray does by default)."""
-    from ray._private.services import get_node_ip_address
+    """``address`` (``host:port``) is this machine's loopback and nothing listens at its port on the node's IP
+    (the address cluster-mode Ray rewrites it to): a local Ray in single-machine mode, which a driver must join
+    on loopback (a cluster's Ray listens on every interface and is joined as Ray does by default)."""
+    from ray._private.services import node_ip_address_from_perspective
 
     host, _, port = address.rpartition(":")
     if "://" in address or host.strip("[]") not in ("127.0.0.1", "localhost", "::1") or not port.isdigit():
         return False
     try:
-        socket.create_connection((get_node_ip_address(), int(port)), timeout=1.0).close()
+        with socket.create_connection((node_ip_address_from_perspective(), int(port)), timeout=1.0):
+            return False
     except OSError:
         return True
-    return False
 
 
 def _single_machine() -> None:
