@@ -7,22 +7,15 @@ import socket
 from sws.raykit import _is_loopback_only
 
 
-def _listener(host: str) -> socket.socket:
-    sock = socket.socket(socket.AF_INET)
-    sock.bind((host, 0))
-    sock.listen()
-    return sock
-
-
 def test_a_port_open_on_loopback_alone_is_joined_on_loopback():
-    with _listener("127.0.0.1") as sock:
+    with socket.create_server(("127.0.0.1", 0)) as sock:
         port = sock.getsockname()[1]
         assert _is_loopback_only(f"127.0.0.1:{port}")
         assert _is_loopback_only(f"localhost:{port}")
 
 
 def test_a_port_open_on_every_interface_is_joined_as_ray_does():
-    with _listener("0.0.0.0") as sock:
+    with socket.create_server(("0.0.0.0", 0)) as sock:
         port = sock.getsockname()[1]
         assert not _is_loopback_only(f"127.0.0.1:{port}")
 
