@@ -14,10 +14,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import indexed_bzip2
 from lxml import etree
 
 from sws.corpus.pages import Page, redirect_target
 from sws.corpus.xmlsource import Utf8Recoder, with_external_subset
+
+DECODE_STEP = (
+    1 << 22
+)  # bz2 output bytes per read: a few blocks decoded in a row run faster than one at a time
 
 
 class DumpError(ValueError):
@@ -145,7 +150,7 @@ class WikiDumpReader:
 
     def pages(self) -> Iterator[Page]:
         try:
-            utf8 = with_external_subset(self._recoder.recode(self._raw_chunks()))
+            utf8 = with_external_subset(self._recoder.recode(self._until_unreadable(self._raw_chunks())))
             parser = etree.iterparse(
                 io.BufferedReader(_ByteChunks(utf8), self.block_size),
                 events=("start", "end"),
@@ -169,9 +174,16 @@ class WikiDumpReader:
                     continue
                 self.entity_errors += has_entity
                 yield page
-        except etree.XMLSyntaxError as exc:
-            self.error = f"malformed or truncated XML in {self.unit.label}: {exc.msg}"
+        except etree.XMLSyntaxError as exc:  # after a read error, the XML ends where the readable data does
+            self.error = self.error or f"malformed or truncated XML in {self.unit.label}: {exc.msg}"
         except (EOFError, OSError, ValueError) as exc:
+            self.error = f"unreadable data in {self.unit.label}: {exc}"
+
+    def _until_unreadable(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """The chunks up to a read error, which goes to :attr:`error`: the parser still gets every page before it."""
+        try:
+            yield from chunks
+        except (EOFError, OSError) as exc:
             self.error = f"unreadable data in {self.unit.label}: {exc}"
 
     def _raw_chunks(self) -> Iterator[bytes]:
@@ -189,8 +201,30 @@ class WikiDumpReader:
                     yield block
 
     def _decompressed(self, start: int, end: int) -> Iterator[bytes]:
-        """Decompress bytes ``[start, end)`` of a bz2 file (one or many concatenated streams) as they come, so
-        a cut file still yields everything before the cut."""
+        """Decompress bytes ``[start, end)`` of a bz2 file (one or many concatenated streams) as they come.
+
+        indexed_bzip2 decodes (a quarter faster than libbz2); when it fails or stops before ``end`` (a cut,
+        corrupt block or foreign bytes after a stream), the standard library's decoder takes over where it
+        stopped, so a cut file still yields everything before the cut and the error says what is wrong.
+        """
+        done = 0
+        with open(self.unit.path, "rb") as raw:
+            source = _ByteRange(raw, start, end)
+            try:
+                with indexed_bzip2.IndexedBzip2File(source, parallelization=1) as stream:
+                    while block := stream.read(DECODE_STEP):
+                        done += len(block)
+                        yield block
+                    complete = 0 < end - start == (stream.tell_compressed() + 7) // 8
+            except (RuntimeError, ValueError):
+                complete = False
+        if complete:
+            self.bytes_read += end - start
+        else:
+            yield from self._decompressed_stdlib(start, end, skip=done)
+
+    def _decompressed_stdlib(self, start: int, end: int, skip: int) -> Iterator[bytes]:
+        """The standard library's decoding of ``[start, end)``, less its first ``skip`` bytes of output."""
         with open(self.unit.path, "rb") as raw:
             raw.seek(start)
             remaining = end - start
@@ -204,10 +238,45 @@ class WikiDumpReader:
                 while block:
                     if decompressor.eof:
                         decompressor = bz2.BZ2Decompressor()
-                    yield decompressor.decompress(block)
+                    data = decompressor.decompress(block)
                     block = decompressor.unused_data if decompressor.eof else b""
+                    if skip:
+                        data, skip = data[skip:], max(0, skip - len(data))
+                    yield data
             if not decompressor.eof:
                 raise EOFError("compressed data ended inside a bz2 stream (truncated file?)")
+
+
+class _ByteRange(io.RawIOBase):
+    """Bytes ``[start, end)`` of an open file as a seekable file of their own (no ``fileno``: the decoder must
+    read through it)."""
+
+    def __init__(self, raw, start: int, end: int) -> None:
+        self._raw = raw
+        self._start = start
+        self._size = end - start
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, target) -> int:
+        n = max(0, min(len(target), self._size - self._pos))
+        self._raw.seek(self._start + self._pos)
+        n = self._raw.readinto(memoryview(target)[:n])
+        self._pos += n
+        return n
 
 
 def _strip_dump_envelope(chunks: Iterator[bytes]) -> Iterator[bytes]:

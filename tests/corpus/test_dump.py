@@ -2,12 +2,13 @@
 
 import bz2
 import codecs
+import itertools
 import random
 from collections import Counter
 
 import pytest
 
-from sws.corpus.dump import DumpError, DumpUnit, WikiDumpReader, plan_units
+from sws.corpus.dump import DumpError, DumpUnit, WikiDumpReader, multistream_offsets, plan_units
 from sws.corpus.multistream import pack_multistream
 from sws.corpus.xmlsource import HEAD_BYTES, Utf8Recoder
 from tests.corpus.helpers import dump_xml, page_xml
@@ -89,10 +90,49 @@ def test_truncated_bz2_keeps_earlier_pages_and_records_error(tmp_path):
         [page_xml(i, f"Page {i}", " ".join(words[i * 2000 : (i + 1) * 2000])) for i in range(1, 150)]
     )
     data = bz2.compress(xml.encode())
-    reader, pages = _read(_write(tmp_path, "cut.xml.bz2", data[: len(data) * 4 // 5]))  # inside bz2 block 2
+    cut = data[: len(data) * 4 // 5]  # inside bz2 block 2
+    reader, pages = _read(_write(tmp_path, "cut.xml.bz2", cut))
     assert reader.error and "cut.xml.bz2" in reader.error
     assert 0 < len(pages) < 149
     assert reader.pages_started >= len(pages)
+    decodable = bz2.BZ2Decompressor().decompress(cut)  # every complete block, the standard library's reading
+    assert len(pages) == decodable.count(b"</page>")
+
+
+def _streams(tmp_path, n_pages=60, per_stream=20):
+    """The bz2 streams of a multistream dump of ``n_pages`` pages, ``per_stream`` pages a stream."""
+    words = random.Random(1).choices(["north", "south", "east", "west", "river", "hill"], k=n_pages * 3000)
+    pages = [page_xml(i, f"Page {i}", " ".join(words[i * 3000 : (i + 1) * 3000])) for i in range(n_pages)]
+    plain = tmp_path / "plain.xml"
+    plain.write_text(dump_xml(pages))
+    dump, index, _ = pack_multistream(plain, tmp_path / "m-multistream.xml.bz2", pages_per_stream=per_stream)
+    offsets = multistream_offsets(index)
+    data = dump.read_bytes()
+    bounds = [0, *offsets, len(data)]  # the header has a stream of its own, before the first page's
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@pytest.mark.parametrize(
+    "damage, kept",
+    [
+        ("foreign bytes between streams", 40),
+        ("a corrupt byte in stream 2", 20),
+        ("file cut inside stream 2", 20),
+    ],
+)
+def test_damaged_multistream_keeps_what_precedes_the_damage(tmp_path, damage, kept):
+    header, s1, s2, *s3 = _streams(tmp_path)
+    if damage == "foreign bytes between streams":
+        data = header + s1 + s2 + b"not bz2 at all" + b"".join(s3)
+    elif damage == "a corrupt byte in stream 2":
+        bad = bytearray(s2)
+        bad[len(bad) // 2] ^= 0xFF
+        data = header + s1 + bytes(bad) + b"".join(s3)
+    else:
+        data = header + s1 + s2[: len(s2) // 2]
+    reader, pages = _read(_write(tmp_path, "damaged.xml.bz2", data))
+    assert reader.error and "damaged.xml.bz2" in reader.error
+    assert [p.title for p in pages] == [f"Page {i}" for i in range(kept)]
 
 
 def test_dump_cut_inside_a_page(tmp_path):
