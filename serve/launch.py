@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
@@ -137,6 +138,20 @@ def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> di
     return env
 
 
+def with_local_embedding_threads(cfg: ServeConfig) -> ServeConfig:
+    """``cfg`` with a query embedder left at ``threads: null`` running on every CPU of this machine's own Ray
+    (shared among its replicas): embedding is where vector and rrf queries spend their CPU time, and nothing
+    else reserves those cores. Its Ray reservation (``num_cpus``) stays as set; on a cluster ``threads: null``
+    keeps meaning ``num_cpus`` rounded up (``serve/retrieval/app.py``)."""
+    import ray
+
+    emb = cfg.embedding
+    if emb.threads is not None or not emb.batching:
+        return cfg
+    cores = int(ray.cluster_resources().get("CPU", 1))
+    return replace(cfg, embedding=replace(emb, threads=max(1, cores // emb.replicas.max_replicas)))
+
+
 def run(
     cfg: ServeConfig,
     *,
@@ -161,7 +176,7 @@ def run(
 
     if cfg.ingress not in INGRESS_MODES:
         raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
-    app = build_app(cfg)  # validate before starting anything
+    build_app(replace(cfg, verify_on_open=False))  # validate before starting anything
     local = not (ray_address or os.environ.get("RAY_ADDRESS"))
     ledger = None
     if local and not ray.is_initialized():
@@ -175,6 +190,9 @@ def run(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         record()
+        app = build_app(
+            with_local_embedding_threads(cfg) if local else cfg
+        )  # Ray knows the CPUs and GPUs now
         serve.start(http_options={"host": cfg.host, "port": cfg.port})
         serve.run(app, name=cfg.app_name, route_prefix=cfg.route_prefix, blocking=False)
         url = service_url(cfg)

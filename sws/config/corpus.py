@@ -50,7 +50,7 @@ class CleanConfig:
 class ChunkConfig:
     """Section-aware token chunking."""
 
-    tokenizer: str = "qwen3"  # "qwen3" (qwen.tiktoken ranks, fastokens) or a tokenizer.json path / Hugging Face name
+    tokenizer: str = "qwen3"  # "qwen3" (the qwen.tiktoken ranks) or a tokenizer.json path / Hugging Face name
     target_tokens: int = 1536
     tolerance: float = 0.2  # band: target * (1 - tol) .. target * (1 + tol)
 

@@ -44,9 +44,10 @@ class QueryEmbeddingConfig:
     batch_wait_timeout_s: float = 0.002  # low-load latency vs batch size; under load batches fill first
     replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
     num_cpus: float = 1.0
-    num_gpus: float | None = None  # None: 1 when the cluster has a GPU at build time, else 0
+    num_gpus: float | None = None  # None: 1 when the cluster has a GPU when the app is built, else 0
     device: str | None = None  # None: "cuda" with a GPU, else "cpu"
-    threads: int | None = None  # torch CPU threads per replica (None: num_cpus rounded up)
+    threads: int | None = None  # runtime CPU threads per replica (None: num_cpus rounded up; under a local
+    # `sws serve`: every CPU of its Ray, shared among the replicas)
     # sentence-transformers: "torch", "onnx" (same vectors) or "auto" (onnx for a mean-pooled model on the CPU,
     # ~1.4x the served vector QPS of torch there); None: the index's. Other embedders: the index's with "auto".
     runtime: str | None = "auto"

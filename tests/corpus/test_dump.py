@@ -4,6 +4,8 @@ import bz2
 import codecs
 import itertools
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -268,3 +270,17 @@ def test_valid_utf8_comes_out_unchanged_wherever_the_reads_cut_it():
         recoder = Utf8Recoder()
         assert b"".join(recoder.recode(iter([data[:HEAD_BYTES], data[HEAD_BYTES:cut], data[cut:]]))) == data
         assert recoder.replacements == 0
+
+
+def test_a_reader_left_open_at_exit_ends_the_interpreter_cleanly(tmp_path):
+    """indexed_bzip2 aborts the interpreter if one of its files is still open at exit: the reader's are not."""
+    path = _write(tmp_path, "d.xml.bz2", bz2.compress(dump_xml(PAGES).encode()))
+    script = (
+        "from sws.corpus.dump import DumpUnit, WikiDumpReader\n"
+        f"pages = WikiDumpReader(DumpUnit({path!r})).pages()\n"
+        "print(next(pages).title)\n"  # the generator, and the decoder inside it, stay open
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "Zürich"), done.stderr

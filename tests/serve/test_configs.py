@@ -161,3 +161,16 @@ def test_haproxy_side_listeners_are_dropped_or_bound_to_the_host(host, stats, si
     assert sorted(binds) == sorted(["bind 127.0.0.1:11536", *side_binds])
     assert ("listen stats" in text) is stats and ("frontend prometheus" in text) is stats
     assert "backend sws\n    server r1 127.0.0.1:30000 check" in text
+
+
+def test_a_local_serve_gives_the_query_embedder_every_cpu(ray_local):
+    from serve.launch import with_local_embedding_threads
+
+    cores = int(ray_local.cluster_resources()["CPU"])
+    assert with_local_embedding_threads(ServeConfig()).embedding.threads == cores
+    two = load_serve_config({"embedding": {"replicas": {"min_replicas": 1, "max_replicas": 2}}})
+    assert with_local_embedding_threads(two).embedding.threads == max(1, cores // 2)
+    for kept in ({"embedding": {"threads": 3}}, {"embedding": {"batching": False}}):
+        cfg = load_serve_config(kept)
+        assert with_local_embedding_threads(cfg).embedding == cfg.embedding
+    assert ServeConfig().embedding.threads is None  # on a cluster: num_cpus rounded up
