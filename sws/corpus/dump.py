@@ -20,9 +20,8 @@ from lxml import etree
 from sws.corpus.pages import Page, redirect_target
 from sws.corpus.xmlsource import Utf8Recoder, with_external_subset
 
-DECODE_STEP = (
-    1 << 22
-)  # bz2 output bytes per read: a few blocks decoded in a row run faster than one at a time
+# bz2 output bytes per read: a few blocks decoded in a row run faster than one at a time
+DECODE_STEP = 1 << 22
 
 
 class DumpError(ValueError):
