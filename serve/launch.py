@@ -190,9 +190,8 @@ def run(
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         record()
-        app = build_app(
-            with_local_embedding_threads(cfg) if local else cfg
-        )  # Ray knows the CPUs and GPUs now
+        # built again now that Ray knows this machine's CPUs and GPUs
+        app = build_app(with_local_embedding_threads(cfg) if local else cfg)
         serve.start(http_options={"host": cfg.host, "port": cfg.port})
         serve.run(app, name=cfg.app_name, route_prefix=cfg.route_prefix, blocking=False)
         url = service_url(cfg)
