@@ -4,6 +4,7 @@ HEAD, redirects, and failures on demand (cut a transfer once after N bytes, answ
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -84,14 +85,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self.state.served[path] += len(body)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that hung up is not a server error
+            super().handle_error(request, client_address)
+
+
 class FileServer:
     """``with FileServer() as server:`` serves ``server.state.files`` at ``server.url`` on 127.0.0.1."""
 
     def __init__(self) -> None:
         self.state = ServerState()
         handler = type("Handler", (_Handler,), {"state": self.state})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
