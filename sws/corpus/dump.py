@@ -7,9 +7,11 @@ independent workers read in parallel.
 
 from __future__ import annotations
 
+import atexit
 import bz2
 import io
 import os
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,17 @@ from sws.corpus.xmlsource import Utf8Recoder, with_external_subset
 
 # bz2 output bytes per read: a few blocks decoded in a row run faster than one at a time
 DECODE_STEP = 1 << 22
+
+
+_OPEN_DECODERS: weakref.WeakSet = weakref.WeakSet()  # indexed_bzip2 files of readers not yet finished
+
+
+@atexit.register
+def _close_open_decoders() -> None:
+    """Close what readers left open (a reader in a reference cycle lives until the interpreter finalizes, and
+    indexed_bzip2 aborts the process when one of its files is closed then)."""
+    for stream in list(_OPEN_DECODERS):
+        stream.close()
 
 
 class DumpError(ValueError):
@@ -211,6 +224,7 @@ class WikiDumpReader:
             source = _ByteRange(raw, start, end)
             try:
                 with indexed_bzip2.IndexedBzip2File(source, parallelization=1) as stream:
+                    _OPEN_DECODERS.add(stream)
                     while block := stream.read(DECODE_STEP):
                         done += len(block)
                         yield block
