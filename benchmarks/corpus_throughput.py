@@ -8,11 +8,11 @@ Measures (JSON lines, each with machine info):
 
 * ``throughput`` per input and side. ``ours``: read (:class:`~sws.corpus.dump.WikiDumpReader`) + clean
   (:class:`~sws.corpus.wikitext.WikitextConverter`) + chunk (:class:`~sws.corpus.chunker.SectionChunker`,
-  Qwen3 token counts) in this one process, no output written; each run loads a fresh token counter before its
-  clock starts, so no pre-token cache carries over from an earlier run (the slice runs start cold; within
-  one scale-up run every copy after the first finds its pre-tokens cached, which flatters the tokenizer's
-  share: ``corpus_tokens.py`` reports its rate on text it has not seen); ``wikiextractor``: ``python -m wikiextractor.WikiExtractor DUMP --json --processes 1 -o -`` with
-  its output sent to /dev/null. Core-seconds are CPU time (user+sys; wikiextractor's from RUSAGE_CHILDREN
+  Qwen3 token counts) in this one process, no output written; each run loads a fresh token counter before
+  its clock starts, so no pre-token cache carries over from an earlier run (the slice runs start cold;
+  within one scale-up run every copy after the first finds its pre-tokens cached, which flatters the
+  tokenizer's share: ``corpus_tokens.py`` reports its rate on text it has not seen). ``wikiextractor``:
+  ``python -m wikiextractor.WikiExtractor DUMP --json --processes 1 -o -`` with its output sent to /dev/null. Core-seconds are CPU time (user+sys; wikiextractor's from RUSAGE_CHILDREN
   over its reader, extractor and writer processes), so a shared, busy machine distorts them less than wall
   time; on the slice each side runs ``--repeat`` times (default 3, alternating) and its least-CPU run counts,
   on the scale-up ``--scale-repeat`` times (default 2 with ``--quick``, else 1).
