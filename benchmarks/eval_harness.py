@@ -115,8 +115,9 @@ async def run_concurrent(url: str, concurrency: int, episodes: int) -> dict:
 
 
 def overhead_condition(url: str, server_pid: int, latency: float, concurrency: int, episodes: int) -> None:
-    """One condition in a fresh process, so that its peak RSS is its own."""
-    peak = [0.0]
+    """One condition in a fresh process, so that its peak RSS is its own (at least its first and last reading)."""
+    base_rss = rss_mb()
+    peak = [base_rss]
     stop = threading.Event()
 
     def sample() -> None:
@@ -124,7 +125,6 @@ def overhead_condition(url: str, server_pid: int, latency: float, concurrency: i
             peak[0] = max(peak[0], rss_mb())
             time.sleep(0.02)
 
-    base_rss = rss_mb()
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     cpu0, srv0, t0 = time.process_time(), cpu_s(server_pid), time.perf_counter()
@@ -133,6 +133,7 @@ def overhead_condition(url: str, server_pid: int, latency: float, concurrency: i
     cpu, srv = time.process_time() - cpu0, cpu_s(server_pid) - srv0
     stop.set()
     sampler.join()
+    peak[0] = max(peak[0], rss_mb())
     rounds = result["rounds"]
     ideal_wall = -(-episodes // concurrency) * (rounds / episodes) * latency
     emit(

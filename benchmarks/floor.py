@@ -41,13 +41,13 @@ def floor_round(
     threads: int,
     seconds: float,
 ) -> dict[str, Any]:
-    """Batches of ``queries`` embedded then searched by ``threads`` threads, for ``seconds``."""
-    done, n = 0, 0
+    """Batches of ``queries`` embedded then searched by ``threads`` threads, for ``seconds`` (at least one batch,
+    however late this thread gets to run)."""
+    done = 0
     with ThreadPoolExecutor(threads) as pool:
         start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            batch_queries = [queries[(n + i) % len(queries)] for i in range(batch)]
-            n += batch
+        while not done or time.perf_counter() - start < seconds:
+            batch_queries = [queries[(done + i) % len(queries)] for i in range(batch)]
             embedder.prefetch(batch_queries)
             list(pool.map(lambda q: engine.search(q, 10, method), batch_queries))
             done += batch

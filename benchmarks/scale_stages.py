@@ -4,7 +4,9 @@ A stage's peak RSS is the child's ``VmHWM``; within the build child it is reset 
 ``/proc/self/clear_refs`` (Linux), so each component's peak is its own. RSS also counts the pages of files
 the stage memory-maps (Tantivy reads its segments that way while merging them), which the kernel drops under
 pressure; what the stage itself holds is its anonymous memory, ``RssAnon``, whose peak is sampled every
-20 ms. Sizes are bytes, times seconds.
+20 ms. The kernel's counters are approximate, so a late ``VmHWM`` can be below an earlier ``VmRSS``: each peak
+is the highest of every reading, the one before the stage and the one after it included. Sizes are bytes,
+times seconds.
 """
 
 from __future__ import annotations
@@ -76,22 +78,28 @@ def drop_page_cache() -> bool:
 
 
 @contextmanager
-def anon_peak(interval_s: float = 0.02) -> Iterator[list[int]]:
-    """``[peak]``: the highest ``RssAnon`` of this process while the ``with`` body runs (sampled)."""
-    peak, done = [memory()["rss_anon"]], threading.Event()
+def peaks(first: dict[str, int], interval_s: float = 0.02) -> Iterator[dict[str, int]]:
+    """Per ``memory()`` figure, the highest of ``first`` and of this process's readings every ``interval_s``
+    while the ``with`` body runs and once after it. Within one reading ``rss_anon`` <= ``rss`` <= ``peak_rss``,
+    so the peaks keep that order and ``first["rss"]`` <= the peak ``peak_rss``, whenever the samples fall."""
+    high, done = dict(first), threading.Event()
+
+    def take() -> None:
+        for key, value in memory().items():
+            high[key] = max(high[key], value)
 
     def sample() -> None:
         while not done.wait(interval_s):
-            peak[0] = max(peak[0], memory()["rss_anon"])
+            take()
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        yield peak
+        yield high
     finally:
         done.set()
         sampler.join()
-        peak[0] = max(peak[0], memory()["rss_anon"])
+        take()
 
 
 @contextmanager
@@ -100,13 +108,13 @@ def stage(name: str, record: dict[str, dict]) -> Iterator[None]:
     (stages recorded inside it count towards its peaks)."""
     exact, known = reset_peak(), set(record)
     before, started = memory(), time.perf_counter()
-    with anon_peak() as anon:
+    with peaks(before) as high:
         yield
     nested = [r for key, r in record.items() if key not in known]  # they reset the peak
     record[name] = {
         "seconds": round(time.perf_counter() - started, 3),
-        "peak_rss": max([memory()["peak_rss"], *(r["peak_rss"] for r in nested)]),
-        "peak_rss_anon": max([anon[0], *(r["peak_rss_anon"] for r in nested)]),
+        "peak_rss": max([high["peak_rss"], *(r["peak_rss"] for r in nested)]),
+        "peak_rss_anon": max([high["rss_anon"], *(r["peak_rss_anon"] for r in nested)]),
         "rss_before": before["rss"],
         "peak_exact": exact,  # False: the peak may be an earlier stage's of the same process
     }

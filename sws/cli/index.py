@@ -58,6 +58,9 @@ def embed_command(corpus, out, profile, overrides) -> None:
 def build_index_command(corpus, out, vectors, profile, overrides) -> None:
     """Build the Tantivy (chunks, titles, redirects) and FAISS HNSW indexes with their manifest.
 
+    Resumable: parts built from the same inputs are kept. Over an existing index, changed parts are built
+    beside it and swapped in once complete, so it stays searchable meanwhile; a refused build changes nothing.
+
     \b
     Examples:
       sws build index --corpus sws-out/corpus --out sws-out/index

@@ -17,6 +17,10 @@ class IndexMissingError(SwsIndexError, FileNotFoundError):
     """An index directory or one of its files is missing."""
 
 
+class IndexBusyError(SwsIndexError):
+    """Another process is building the same index directory."""
+
+
 class IndexCorruptError(SwsIndexError):
     """An index file exists but cannot be read, or its size differs from the manifest."""
 

@@ -39,8 +39,8 @@ def test_prefetched_vectors_give_the_engines_results(serve_floor, leads_root, em
 
 
 def test_floor_round_counts_whole_batches(serve_floor, leads_root, embedder):
+    """A round runs at least one batch, however late its thread gets to run: with no time left, exactly one."""
     prefetched = serve_floor.PrefetchedEmbedder(embedder)
     floor = SearchEngine(WikiIndex.open(leads_root / "index", embedder=prefetched))
-    out = serve_floor.floor_round(floor, prefetched, QUERIES, "rrf", batch=3, threads=2, seconds=0.2)
-    assert out["requests"] >= 3 and out["requests"] % 3 == 0 and out["qps"] > 0
-    assert (out["threads"], out["batch"]) == (2, 3)
+    out = serve_floor.floor_round(floor, prefetched, QUERIES, "rrf", batch=3, threads=2, seconds=0)
+    assert (out["requests"], out["threads"], out["batch"]) == (3, 2, 3) and out["qps"] >= 0
