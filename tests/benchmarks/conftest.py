@@ -12,18 +12,13 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def bench_module(name: str):
-    """``benchmarks/<name>.py`` as a module (registered, so its dataclasses resolve), importing its sibling
-    modules as it does when run as a script."""
+    """``benchmarks/<name>.py`` as a module (registered, so its dataclasses resolve)."""
     key = f"benchmarks_{name}"
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[key] = module
-        sys.path.insert(0, str(BENCHMARKS))
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(BENCHMARKS))
+        spec.loader.exec_module(module)
     return sys.modules[key]
 
 

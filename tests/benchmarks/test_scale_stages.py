@@ -1,11 +1,11 @@
-"""``benchmarks/scale_stages.py``: a stage's peaks are at least every reading taken of it, however the samples
+"""``benchmarks/stage_memory.py``: a stage's peaks are at least every reading taken of it, however the samples
 fall."""
 
 from __future__ import annotations
 
 from tests.benchmarks.conftest import bench_module
 
-scale_stages = bench_module("scale_stages")
+stage_memory = bench_module("stage_memory")
 
 # /proc/self/status as read before and after a stage of the busy run that failed (issue 21): the kernel's RSS
 # counters are approximate, so the high-water mark read at the end was below the RSS read before
@@ -20,9 +20,9 @@ def _ordered(record: dict[str, dict]) -> None:
 
 def test_peaks_hold_for_readings_the_kernel_gave(monkeypatch):
     readings = iter([BEFORE])
-    monkeypatch.setattr(scale_stages, "memory", lambda pid="self": next(readings, AFTER))
+    monkeypatch.setattr(stage_memory, "memory", lambda pid="self": next(readings, AFTER))
     record: dict[str, dict] = {}
-    with scale_stages.stage("build_index", record), scale_stages.stage("faiss", record):
+    with stage_memory.stage("build_index", record), stage_memory.stage("faiss", record):
         pass
     _ordered(record)
     assert record["build_index"]["peak_rss"] == BEFORE["rss"]
@@ -30,8 +30,8 @@ def test_peaks_hold_for_readings_the_kernel_gave(monkeypatch):
 
 def test_peaks_hold_for_this_process():
     record: dict[str, dict] = {}
-    with scale_stages.stage("outer", record):
-        with scale_stages.stage("inner", record):
+    with stage_memory.stage("outer", record):
+        with stage_memory.stage("inner", record):
             held = bytearray(1 << 24)
         del held
     _ordered(record)
