@@ -4,7 +4,8 @@
   embeddings), a package; ``build_app(ServeConfig)``, or ``import_path: serve.retrieval:app_builder``.
 - ``serve.llm``: the actor LLM on Ray Serve LLM (vLLM), OpenAI-compatible; ``build_app(LLMServeConfig)``.
 - ``serve.launch``: run the retrieval app on a local Ray and wait (``sws serve``), with ``serve.processes``
-  (the processes it started, ended on stop) and ``serve.haproxy_exec`` (the HAProxy wrapper Ray runs).
+  (the processes it started, ended on stop), ``serve.haproxy_exec`` (the HAProxy wrapper Ray runs) and
+  ``serve.client_bounds`` (the slow-client bounds of Serve's uvicorn servers).
 
 Deployment files: ``configs/serve/*.yaml`` (``serve deploy``), ``configs/cluster.yaml`` (``ray up``).
 """

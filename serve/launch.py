@@ -10,7 +10,8 @@ Ingress modes (``ServeConfig.ingress``):
 - ``proxy``: Serve's Python HTTP proxy.
 
 Backpressure is the same in both: ``max_ongoing_requests`` per replica, then a queue of
-``max_queued_requests``, then 503 with ``Retry-After``.
+``max_queued_requests``, then 503 with ``Retry-After``. So are the bounds on slow clients
+(``request_read_timeout_s``, ``max_connections_per_source``: ``haproxy_exec.py``, ``client_bounds.py``).
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def haproxy_env(run_dir: str | Path, host: str = "127.0.0.1", stats: bool = False) -> dict[str, str]:
+def haproxy_env(run_dir: str | Path, cfg: ServeConfig) -> dict[str, str]:
     """Environment for a private HAProxy ingress: the flag, its files under ``run_dir``, free side ports,
     and the HAProxy it runs (``serve/haproxy_exec.py``: its stats page and Prometheus exporter bound to
-    ``host``, or off unless ``stats``; it dies with the Ray worker that started it).
+    ``cfg.host``, or off unless ``cfg.haproxy_stats``; its clients bounded by ``cfg.request_read_timeout_s``
+    and ``cfg.max_connections_per_source``; it dies with the Ray worker that started it).
 
     Ray's defaults (``/tmp/haproxy-serve``, ports 8404, 9101, 8500, 9500) are machine-wide, so two
     instances on one machine would collide.
@@ -62,8 +64,10 @@ def haproxy_env(run_dir: str | Path, host: str = "127.0.0.1", stats: bool = Fals
     command = [
         sys.executable,
         str(Path(__file__).with_name("haproxy_exec.py")),
-        host,
-        str(int(stats)),
+        cfg.host,
+        str(int(cfg.haproxy_stats)),
+        str(cfg.request_read_timeout_s),
+        str(cfg.max_connections_per_source),
         binary,
     ]
     launcher = run_dir / "haproxy"
@@ -127,13 +131,22 @@ def wait_healthy(url: str, timeout_s: float = 120.0, stop: threading.Event | Non
 
 
 def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> dict[str, str]:
-    """Set the environment a local Ray must start with (before ``ray.init``); returns what was set."""
+    """Set the environment a local Ray must start with (before ``ray.init``); returns what was set.
+
+    Serve's uvicorn servers get the read deadline (``serve/client_bounds.py``); the per-address connection
+    cap goes where the clients connect: HAProxy, or the Python proxy (the replicas' servers behind HAProxy
+    see it as their one client).
+    """
+    from serve.client_bounds import bounds_env
+
     if cfg.ingress not in INGRESS_MODES:
         raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
     env = {"RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+    proxy_cap = cfg.max_connections_per_source if cfg.ingress == "proxy" else 0
+    env |= bounds_env(cfg.request_read_timeout_s, proxy_cap)
     if cfg.ingress == "haproxy":
         run_dir = run_dir or tempfile.mkdtemp(prefix="sws-haproxy-")
-        env |= haproxy_env(run_dir, cfg.host, cfg.haproxy_stats)
+        env |= haproxy_env(run_dir, cfg)
     os.environ.update(env)
     return env
 

@@ -33,6 +33,7 @@ from serve.retrieval.embedding import HandleEmbedder, QueryEmbedder, RequestCoal
 from serve.retrieval.grpc_binding import bind_replica_grpc_to_node_ip
 from serve.retrieval.service import Limits, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
+from sws.host_guard import HostPolicy
 from sws.manifest import versions
 
 
@@ -113,25 +114,33 @@ class RetrievalIngress:
     def __serve_build_asgi_app__(self) -> Any:
         from serve.retrieval.http_app import make_http_app
 
-        mcp = None
-        if self.cfg.mcp:
+        cfg, mcp = self.cfg, None
+        if cfg.mcp:
             from serve.retrieval.mcp_endpoint import make_mcp
 
             mcp = make_mcp(
                 self.service,
-                max_streams=self.cfg.mcp_max_streams,
-                stream_idle_s=self.cfg.mcp_stream_idle_s,
-                retry_after_s=self.cfg.retry_after_s,
+                max_streams=cfg.mcp_max_streams,
+                stream_idle_s=cfg.mcp_stream_idle_s,
+                retry_after_s=cfg.retry_after_s,
             )
-        token = os.environ.get(self.cfg.token_env) if self.cfg.token_env else None
-        health = {"app": self.cfg.app_name, "replica": self.replica}
+        token = os.environ.get(cfg.token_env) if cfg.token_env else None
+        health = {"app": cfg.app_name, "replica": self.replica}
+        hosts = HostPolicy(
+            cfg.host,
+            tuple(cfg.allowed_hosts),
+            tuple(cfg.allowed_origins),
+            hosts_option="serve.allowed_hosts",
+            origins_option="serve.allowed_origins",
+        )
         return make_http_app(
             self.service,
             token=token,
             health=lambda: health,
             mcp=mcp,
-            retry_after_s=self.cfg.retry_after_s,
-            open_url_cache=self.cfg.open_url_cache_entries,
+            retry_after_s=cfg.retry_after_s,
+            open_url_cache=cfg.open_url_cache_entries,
+            hosts=hosts,
         )
 
     # ---- handle API -----------------------------------------------------------------------------------
@@ -229,6 +238,11 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         from sws.index.manifest import check_files, read_manifest
 
         check_files(Path(cfg.index), read_manifest(Path(cfg.index)), verify=True)
+    if cfg.request_read_timeout_s <= 0 or cfg.max_connections_per_source < 0:
+        raise ValueError(
+            f"request_read_timeout_s={cfg.request_read_timeout_s} must be above 0 and "
+            f"max_connections_per_source={cfg.max_connections_per_source} at least 0 (0: no bound)"
+        )
     if cfg.open_url_cache_entries < 0:
         raise ValueError(
             f"open_url_cache_entries={cfg.open_url_cache_entries} must be at least 0 (0: no cache)"

@@ -14,8 +14,9 @@
 CONTRACT §9.3): every tool outcome, "no such page" and "invalid URL" included, is 200 with the observation
 in ``content``; a body its request models reject is 422 (malformed JSON too), an empty or over-long query
 400. Every error is JSON ``{"error": {"status", "code", "message"}}``: malformed JSON 400 on ``/call``,
-wrong content type 415, body over the bound 413, missing or wrong token 401, unknown path 404, wrong
-method 405, backend unavailable 503 (with ``Retry-After``), timeout 504.
+wrong content type 415, body over the bound 413, missing or wrong token 401, foreign ``Host`` or ``Origin``
+403 (``sws.host_guard``), unknown path 404, wrong method 405, backend unavailable 503 (with
+``Retry-After``), timeout 504.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from starlette.routing import Route
 from serve.retrieval.response_cache import ResponseCache
 from serve.retrieval.service import RetrievalService, ServiceError
 from sws.env import BackendFailure
+from sws.host_guard import HostPolicy
 
-OPEN_PATHS = frozenset({"/health"})  # reachable without the bearer token (load-balancer probes)
+OPEN_PATHS = frozenset({"/health"})  # reachable without the token, from any Host (load-balancer probes)
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -68,21 +70,27 @@ async def _send_error(send: Any, status: int, code: str, message: str, headers: 
     await response({"type": "http"}, _never_receive, send)
 
 
+def _text(header: bytes | None) -> str | None:
+    return None if header is None else header.decode("latin-1")
+
+
 async def _never_receive() -> dict[str, Any]:  # pragma: no cover - responses do not read
     return {"type": "http.disconnect"}
 
 
 class RequestGuard:
-    """ASGI middleware: bearer token (except ``OPEN_PATHS``) and the request-body bound.
+    """ASGI middleware: ``Host`` and ``Origin`` (``hosts``) and bearer token (both except ``OPEN_PATHS``), and
+    the request-body bound.
 
     The body is read here, at most ``max_body_bytes`` (a larger ``Content-Length`` is refused before
     reading), then replayed to the app.
     """
 
-    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int):
+    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int, hosts: HostPolicy | None = None):
         self.app = app
         self.token = (token or "").encode() or None
         self.max_body_bytes = max_body_bytes
+        self.hosts = hosts
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -90,6 +98,10 @@ class RequestGuard:
         headers = dict(scope.get("headers") or [])
         root, path = scope.get("root_path", ""), scope["path"]
         relative = path[len(root) :] if root and path.startswith(root) else path
+        if self.hosts is not None and relative not in OPEN_PATHS:
+            refused = self.hosts.refusal(_text(headers.get(b"host")), _text(headers.get(b"origin")))
+            if refused is not None:
+                return await _send_error(send, 403, *refused)
         if self.token is not None and relative not in OPEN_PATHS and not self._authorized(headers):
             return await _send_error(
                 send,
@@ -191,6 +203,7 @@ def make_http_app(
     mcp: tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager]] | None = None,
     retry_after_s: float = 1.0,
     open_url_cache: int = 0,
+    hosts: HostPolicy | None = None,
 ) -> Any:
     """The ASGI app of the service.
 
@@ -202,6 +215,7 @@ def make_http_app(
         retry_after_s: ``Retry-After`` of a 503 (backend unavailable).
         open_url_cache: how many rendered ``open_url`` answers (``/call`` and ``/open_url``) to keep, keyed
             by the exact request; 0 for none (``serve.retrieval.response_cache``).
+        hosts: the ``Host`` / ``Origin`` every route but ``/health`` must pass; None: any.
     """
     cache = ResponseCache(open_url_cache)
 
@@ -290,4 +304,4 @@ def make_http_app(
         },
         lifespan=lifespan,
     )
-    return RequestGuard(app, token=token, max_body_bytes=service.limits.max_body_bytes)
+    return RequestGuard(app, token=token, max_body_bytes=service.limits.max_body_bytes, hosts=hosts)

@@ -4,8 +4,9 @@ Stateless with JSON responses: any replica answers any request, so no session af
 Serve's load balancing. A ``GET`` stream carries nothing here (a stateless server sends no unsolicited
 messages) yet holds one of the replica's request slots, so ``StreamLimit`` bounds how many are open and
 how long an idle one stays. Tool schemas are the contract's (CONTRACT §1.1, §2.1) and the text result is the
-observation ``call_tool`` gives; a call the model got wrong is flagged ``isError``. DNS-rebinding checks
-are off here because the service has its own host binding and bearer token. Needs the ``mcp`` package.
+observation ``call_tool`` gives; a call the model got wrong is flagged ``isError``. The SDK's own
+DNS-rebinding check is off: the app's ``RequestGuard`` checks ``Host`` and ``Origin`` on every route
+(``sws.host_guard``). Needs the ``mcp`` package.
 """
 
 from __future__ import annotations

@@ -24,7 +24,19 @@ import click
 )
 @click.option("--port", type=int, default=8765, show_default=True, help="Port (0 picks a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (no authentication!).")
-def ui_command(index_dir, run_dirs, port, host) -> None:
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A Host name to answer besides localhost and --host (DNS-rebinding guard; '*': any); repeat for more.",
+)
+@click.option(
+    "--allow-origin",
+    "allowed_origins",
+    multiple=True,
+    help="A browser Origin (scheme://host[:port]) to answer besides same-origin and localhost ones; repeatable.",
+)
+def ui_command(index_dir, run_dirs, port, host, allowed_hosts, allowed_origins) -> None:
     """Serve the search playground, runs table, episode pages and tool-use charts (offline, no CDN).
 
     \b
@@ -34,6 +46,7 @@ def ui_command(index_dir, run_dirs, port, host) -> None:
     """
     import uvicorn
 
+    from sws.host_guard import HostPolicy
     from sws.index import SwsIndexError
     from sws.ui import create_app
 
@@ -42,7 +55,8 @@ def ui_command(index_dir, run_dirs, port, host) -> None:
     if not _is_loopback(host):
         click.echo(f"warning: binding {host}: the UI has no authentication", err=True)
     try:
-        app = create_app(index_dir, run_dirs)
+        hosts = HostPolicy(host, allowed_hosts, allowed_origins, "--allow-host", "--allow-origin")
+        app = create_app(index_dir, run_dirs, hosts=hosts)
     except SwsIndexError as exc:
         raise click.ClickException(str(exc)) from exc
     runs = len(app.state.runs.runs)

@@ -60,17 +60,28 @@ class ServeConfig:
 
     Requests beyond ``max_ongoing_requests`` per replica wait in its queue; beyond ``max_queued_requests`` they
     get 503 with ``Retry-After: retry_after_s``. The bearer token is read from the environment variable named
-    by ``token_env`` (never from a config file); unset or empty means no authentication.
+    by ``token_env`` (never from a config file); unset or empty means no authentication. Requests whose
+    ``Host`` or ``Origin`` is foreign get 403 (``sws.host_guard``: ``host``, ``allowed_hosts``,
+    ``allowed_origins``).
     """
 
     index: str | None = None  # None: index.out of the run config
-    host: str = "127.0.0.1"  # host/port/ingress: `sws serve`; with `serve deploy` the file's http_options
+    # host/port/ingress: `sws serve`; with `serve deploy` the file's http_options (the Host check uses `host`:
+    # set it to their host there too)
+    host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     app_name: str = "sws"
     route_prefix: str = "/"
     ingress: str = "haproxy"  # haproxy: Ray Serve's HAProxy + direct ingress; proxy: the Python proxy
     haproxy_stats: bool = False  # a local HAProxy's stats page and Prometheus exporter (no auth), on `host`
     token_env: str = "SWS_SERVE_TOKEN"
+    # Host names answered besides the loopback ones and `host` (on 0.0.0.0: every IP literal); "*": any
+    allowed_hosts: list[str] = field(default_factory=list)
+    # browser Origins (scheme://host[:port]) answered besides the request's own and loopback ones; "*": any
+    allowed_origins: list[str] = field(default_factory=list)
+    # `sws serve`: a client that has not sent a whole request (headers, body) this long gets 408 and is dropped
+    request_read_timeout_s: float = 10.0
+    max_connections_per_source: int = 1024  # `sws serve`: open ones per client address, more closed (0: none)
     replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
     num_cpus: float = 0.5
     max_ongoing_requests: int = 32

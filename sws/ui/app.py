@@ -20,12 +20,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from sws.env import DEFAULT_TOP_K, SEARCH_METHODS, WikiTools
 from sws.eval.report import report_tables
+from sws.host_guard import HostPolicy
 from sws.ui import charts as chart_lib
 from sws.ui.episode import answer_checks, episode_steps
 from sws.ui.playground import open_page, run_search
@@ -80,6 +81,7 @@ def create_app(
     *,
     engine: Any = None,
     tools: WikiTools | None = None,
+    hosts: HostPolicy | None = None,
 ) -> FastAPI:
     """The UI app over an index (optional) and results directories (each one, or a folder of many).
 
@@ -88,6 +90,8 @@ def create_app(
         run_dirs: results directories, or folders searched for them (any directory holding ``run.json``).
         engine: an already opened search backend instead of ``index_dir`` (tests, the Serve ingress).
         tools: the model-facing tools to use as they are (overrides ``index_dir`` and ``engine``).
+        hosts: the ``Host`` / ``Origin`` a request must have (else 403 JSON); None: any (mounted in an app
+            that checks them, tests).
     """
     if tools is None and engine is None and index_dir is not None:
         from sws.search import SearchEngine
@@ -103,6 +107,14 @@ def create_app(
     app.state.tools = tools
     app.state.runs = store
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    @app.middleware("http")
+    async def host_check(request: Request, call_next):  # inside security_headers: a 403 gets them too
+        refused = hosts.refusal(request.headers.get("host"), request.headers.get("origin")) if hosts else None
+        if refused is None:
+            return await call_next(request)
+        code, message = refused
+        return JSONResponse({"error": {"status": 403, "code": code, "message": message}}, 403)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):

@@ -49,3 +49,23 @@ def tool_cases(engine) -> list[tuple[str, str | None]]:
         (" search ", json.dumps({"query": "Sudan", "top_k": 2, "method": "keywords"})),
     ]
     return cases
+
+
+SEARCH = {"query": "Sudan history", "top_k": 2, "method": "keywords"}
+MCP_CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "search", "arguments": SEARCH},
+}
+MCP_ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+def guarded_requests(auth: dict[str, str]) -> list[tuple[str, str, dict[str, str], dict | None]]:
+    """``(method, path, headers, JSON body)`` of /info, /search and MCP tools/call: what a DNS-rebinding page
+    would read (the Host/Origin guard's cases)."""
+    return [
+        ("GET", "/info", auth, None),
+        ("POST", "/search", auth, SEARCH),
+        ("POST", "/mcp", {**auth, **MCP_ACCEPT}, MCP_CALL),
+    ]

