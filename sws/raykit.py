@@ -1,4 +1,5 @@
-"""Starting or joining Ray the same way everywhere (local default, cluster address, job submission)."""
+"""Starting or joining Ray the same way everywhere (local default, cluster address, job submission), and
+finding the system error under what a Ray task raised."""
 
 from __future__ import annotations
 
@@ -62,3 +63,15 @@ def current_node_id() -> str | None:
     import ray
 
     return ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
+
+
+def os_error_in(exc: BaseException) -> OSError | None:
+    """The innermost ``OSError`` that ``exc`` is or was raised from (``raise … from``, and Ray's task errors,
+    whose ``cause`` is what the task raised: a full disk in a worker), or None."""
+    found, seen = None, set()
+    while isinstance(exc, BaseException) and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError):
+            found = exc
+        exc = getattr(exc, "cause", None) or exc.__cause__
+    return found

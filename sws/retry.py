@@ -2,7 +2,12 @@
 
 Only failures the caller classifies as transient are retried, with full-jitter exponential backoff (waits
 uniform in ``[0, min(backoff_max_s, backoff_s * 2^(n-1))]``) that honours a server's ``Retry-After`` (an
-exception's ``retry_after_s``), capped at ``backoff_max_s``. Anything else propagates at once.
+exception's ``retry_after_s``, else its ``response``'s header): the wait is at least that long. A server that
+asks for more than ``backoff_max_s`` is not retried sooner than it asked: the call fails at once (see
+:meth:`RetryPolicy.refusal`). Anything else propagates at once.
+
+``timeout_s`` is each attempt's total deadline (connecting, sending and reading the whole answer), which the
+callers apply: a server that answers a byte at a time fails the attempt like one that never answers.
 
 The tool clients call :meth:`RetryPolicy.run` / :meth:`RetryPolicy.arun`: they retry
 ``TransientToolError``, which is safe because every served tool is a read (a repeated ``search`` or
@@ -15,9 +20,11 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 
 from sws.env.errors import FatalToolError, TransientToolError
 
@@ -29,15 +36,41 @@ def _is_transient_tool_error(exc: BaseException) -> bool:
     return isinstance(exc, TransientToolError)
 
 
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds of a ``Retry-After`` header (a number of seconds or an HTTP date); None if absent or invalid."""
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """The pause a failed call's server asked for: ``exc.retry_after_s``, else the ``Retry-After`` header of
+    ``exc.response`` (the LLM SDK's status errors); None if it asked for none."""
+    value = getattr(exc, "retry_after_s", None)
+    if value is not None:
+        return value
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return parse_retry_after(headers.get("retry-after")) if headers is not None else None
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Per-attempt timeout, attempt count and backoff of one kind of remote call.
+    """Per-attempt deadline, attempt count and backoff of one kind of remote call.
 
     Args:
-        timeout_s: seconds per attempt (the caller applies it).
+        timeout_s: total seconds of one attempt, the whole answer read (the caller applies it).
         max_attempts: attempts in all, the first included (>= 1).
         backoff_s: base of the full-jitter exponential backoff.
-        backoff_max_s: cap of one wait (a longer ``Retry-After`` is cut to it).
+        backoff_max_s: cap of one wait; a server asking for a longer ``Retry-After`` is not retried.
     """
 
     timeout_s: float = 60.0
@@ -54,25 +87,36 @@ class RetryPolicy:
             raise ValueError(f"backoff_s={self.backoff_s}, backoff_max_s={self.backoff_max_s}: must be >= 0")
 
     def delay(self, attempt: int, retry_after_s: float | None = None) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (1-based)."""
+        """Seconds to wait after failed attempt ``attempt`` (1-based): the jittered backoff, or the server's
+        ``Retry-After`` if longer."""
         jitter = random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1)))
-        return min(self.backoff_max_s, max(jitter, retry_after_s or 0.0))
+        return max(jitter, retry_after_s or 0.0)
+
+    def refusal(self, exc: BaseException | None) -> str | None:
+        """Why ``exc`` is not retried although transient: its server asked for a longer pause than
+        ``backoff_max_s`` (retrying sooner would only be refused again); None when it may be retried."""
+        wait = retry_after_s(exc)
+        if wait is None or wait <= self.backoff_max_s:
+            return None
+        return f"asked to retry after {wait:g} s, more than the backoff cap of {self.backoff_max_s:g} s"
 
     def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        return self.delay(state.attempt_number, getattr(error, "retry_after_s", None))
+        return self.delay(state.attempt_number, retry_after_s(_error(state)))
+
+    def _stop(self, state: RetryCallState) -> bool:
+        return state.attempt_number >= self.max_attempts or self.refusal(_error(state)) is not None
 
     def _options(self, is_transient: Classifier) -> dict:
         return {
             "retry": retry_if_exception(is_transient),
             "wait": self._wait,
-            "stop": stop_after_attempt(self.max_attempts),
+            "stop": self._stop,
             "reraise": True,
         }
 
     def attempts(self, is_transient: Classifier) -> Retrying:
         """A fresh retry loop, ``for attempt in policy.attempts(f): with attempt: ...``; the last error is
-        re-raised when the attempts run out."""
+        re-raised when the attempts run out or its server asks for too long a pause (:meth:`refusal`)."""
         return Retrying(**self._options(is_transient))
 
     def aattempts(self, is_transient: Classifier) -> AsyncRetrying:
@@ -83,7 +127,8 @@ class RetryPolicy:
         """Call ``attempt_fn`` until it returns, retrying ``TransientToolError``.
 
         Raises:
-            FatalToolError: still transient after ``max_attempts`` (``what`` names the call).
+            FatalToolError: still transient after ``max_attempts``, or its server asked for a longer pause than
+                ``backoff_max_s`` (``what`` names the call).
         """
         try:
             for attempt in self.attempts(_is_transient_tool_error):
@@ -104,4 +149,11 @@ class RetryPolicy:
         return result
 
     def _gave_up(self, what: str, exc: TransientToolError) -> FatalToolError:
+        refusal = self.refusal(exc)
+        if refusal:
+            return FatalToolError(f"{what}: {exc}; the service {refusal}: not retried sooner")
         return FatalToolError(f"{what}: still failing after {self.max_attempts} attempts: {exc}")
+
+
+def _error(state: RetryCallState) -> BaseException | None:
+    return state.outcome.exception() if state.outcome else None

@@ -7,7 +7,7 @@ here: it pulls in FastAPI and uvicorn).
 from sws.agent.episode import STOP_MAX_ROUNDS, STOP_SUBMITTED, AgentConfig, Episode, SearchAgent
 from sws.agent.family import model_family
 from sws.agent.history import compress_history
-from sws.agent.llm import LLMEndpoint, is_transient_llm_error
+from sws.agent.llm import LLMEndpoint, LLMEndpointError, LLMTimeoutError, is_transient_llm_error
 from sws.agent.policies import HEURISTIC_MODEL, POLICIES, heuristic_answer
 from sws.agent.prompts import (
     NUDGE_AFTER_EMPTY,
@@ -27,6 +27,8 @@ __all__ = [
     "AgentConfig",
     "Episode",
     "LLMEndpoint",
+    "LLMEndpointError",
+    "LLMTimeoutError",
     "SearchAgent",
     "ToolBox",
     "ToolRunner",

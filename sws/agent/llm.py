@@ -1,14 +1,20 @@
-"""One OpenAI-compatible chat endpoint: a concurrency limit, timeouts and jittered exponential backoff.
+"""One OpenAI-compatible chat endpoint: a concurrency limit, a deadline per request and jittered backoff.
 
-Requests go through ``openai.AsyncOpenAI`` (its error classes, auth and timeouts) but post the body as built,
+Requests go through ``openai.AsyncOpenAI`` (its error classes and auth) but post the body as built,
 ``client.post("/chat/completions", body=...)``: the SDK's per-call TypedDict transform of the whole history
 cost more CPU than everything else in a round. Connections are spread over several clients of at most
 ``CONNECTIONS_PER_CLIENT`` each, because the HTTP pool scans all its connections on every request.
+
+The timeout is a deadline for the whole request, the answer's last byte included (``asyncio.timeout``; the
+HTTP client's own timeouts are per read, which a server sending a byte a second never trips). An answer that
+is not a chat completion (HTML from a proxy, an SSE stream, no choices) raises :class:`LLMEndpointError`
+naming what came instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -23,9 +29,18 @@ CONNECTIONS_PER_CLIENT = 32
 _RETRY_STATUS = {408, 409, 429}
 
 
+class LLMEndpointError(openai.OpenAIError):
+    """The endpoint answered something the client cannot use: not a chat completion, or a pause it refuses.
+    An ``openai.OpenAIError``, as everything the client raises about the endpoint."""
+
+
+class LLMTimeoutError(LLMEndpointError):
+    """No complete answer within the request's deadline (transient: retried)."""
+
+
 def is_transient_llm_error(exc: BaseException) -> bool:
-    """Timeouts, connection errors, 408/409/429 and 5xx: worth another try after a pause."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    """Missed deadlines, connection errors, 408/409/429 and 5xx: worth another try after a pause."""
+    if isinstance(exc, (LLMTimeoutError, openai.APIConnectionError)):
         return True
     return isinstance(exc, openai.APIStatusError) and (
         exc.status_code in _RETRY_STATUS or exc.status_code >= 500
@@ -50,14 +65,16 @@ class LLMEndpoint:
     """Chat completions against one endpoint, with at most ``max_concurrency`` requests in flight.
 
     Transient errors (see :func:`is_transient_llm_error`) are retried ``max_attempts - 1`` times with
-    full-jitter exponential backoff; the SDK's own retries are off so the budget is explicit. Any other error,
-    or a transient one that outlasts the retries, is raised. Use from one event loop.
+    full-jitter exponential backoff, waiting at least a 429's or 503's ``Retry-After``; the SDK's own retries
+    are off so the budget is explicit. Any other error, or a transient one that outlasts the retries, is
+    raised; so is a ``Retry-After`` longer than ``backoff_max_s``, as :class:`LLMEndpointError`, rather than
+    retrying sooner than asked. Use from one event loop.
 
     Args:
         base_url: OpenAI-compatible endpoint; ``/v1`` is appended if missing.
         api_key: key; None reads ``OPENAI_API_KEY``, else ``"sws"`` (local servers ignore it).
         max_concurrency: requests in flight at once (the semaphore is not held while backing off).
-        timeout: seconds per request.
+        timeout: seconds per request, all of it (a missed deadline is :class:`LLMTimeoutError`, retried).
         max_attempts: attempts per call, the first included.
         backoff_s: base of the exponential backoff; waits are uniform in ``[0, min(backoff_max_s, base * 2^n)]``.
         backoff_max_s: cap of one wait.
@@ -88,9 +105,9 @@ class LLMEndpoint:
             openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=key,
-                timeout=timeout,
+                timeout=None,  # the deadline of _post bounds the whole request
                 max_retries=0,
-                http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout),
+                http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=None),
             )
             for _ in range(-(-max_concurrency // per_client))
         ]
@@ -98,20 +115,56 @@ class LLMEndpoint:
 
     async def chat(self, body: dict[str, Any]) -> LLMCall:
         """POST ``body`` to ``/chat/completions`` with the limit and the retries."""
-        async for attempt in self._policy.aattempts(is_transient_llm_error):
-            with attempt:
-                async with self._semaphore:
-                    response = await self._post(body)
+        try:
+            async for attempt in self._policy.aattempts(is_transient_llm_error):
+                with attempt:
+                    async with self._semaphore:
+                        response = await self._post(body)
+        except openai.APIStatusError as exc:
+            refusal = self._policy.refusal(exc)
+            if refusal is None:
+                raise
+            raise LLMEndpointError(
+                f"the LLM endpoint answered HTTP {exc.status_code} and {refusal}: not retried sooner"
+            ) from exc
         return LLMCall(response, attempt.retry_state.attempt_number)
 
     async def _post(self, body: dict[str, Any]) -> ChatCompletion:
         k = min(range(len(self._load)), key=self._load.__getitem__)  # < CONNECTIONS_PER_CLIENT in flight
         self._load[k] += 1
+        timeout = self._policy.timeout_s
         try:
-            return await self._clients[k].post("/chat/completions", body=body, cast_to=ChatCompletion)
+            async with asyncio.timeout(timeout):
+                response = await self._clients[k].post(
+                    "/chat/completions", body=body, cast_to=httpx2.Response
+                )
+        except TimeoutError as exc:
+            raise LLMTimeoutError(f"no complete answer from {self.base_url} within {timeout:g} s") from exc
         finally:
             self._load[k] -= 1
+        return _completion(response)
 
     async def close(self) -> None:
         for client in self._clients:
             await client.close()
+
+
+def _completion(response: httpx2.Response) -> ChatCompletion:
+    """The chat completion of a 2xx answer, else :class:`LLMEndpointError` saying what the endpoint sent."""
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        data = None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    if isinstance(first, dict) and isinstance(first.get("message"), dict):
+        return ChatCompletion.construct(**data)
+    media_type = response.headers.get("content-type", "").split(";")[0].strip()
+    if data is not None:
+        what = "JSON without choices[0].message"
+    elif media_type.endswith("json"):
+        what = "malformed JSON"
+    else:
+        what = media_type or "a body without a content type"
+    head = response.content[:120].decode("utf-8", "replace")
+    raise LLMEndpointError(f"the LLM endpoint answered {what}, not a chat completion: {head!r}")

@@ -2,15 +2,18 @@
 
 ``POST /v1/chat/completions`` answers with the OpenAI wire format (tool calls, finish reason, usage) from a
 policy in :mod:`sws.agent.policies`, picked by the request's ``model`` when it names one, else the server's
-default. Faults (5xx, 429, hangs past the client timeout, added latency) are injected at configured rates.
-Requests can be recorded for inspection. Run it in a background thread (:class:`ScriptedLLMServer`) or as a
-command: ``python -m sws.agent.scripted_server --policy heuristic --port 8000``.
+default. Faults (5xx, 429 with or without ``Retry-After``, hangs past the client timeout, added latency) are
+injected at configured rates; every answer can also trickle out a byte at a time (:func:`drip`), or be
+something other than a chat completion (``MALFORMED``). Requests can be recorded for inspection. Run it in a
+background thread (:class:`ScriptedLLMServer`) or as a command:
+``python -m sws.agent.scripted_server --policy heuristic --port 8000``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import random
 import socket
 import threading
@@ -21,10 +24,18 @@ from typing import Any, Self
 import click
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.requests import ClientDisconnect
 
 from sws.agent.policies import HEURISTIC_MODEL, POLICIES, Policy, Reply, Turn, scripted
+
+# What a misconfigured endpoint answers with 200 instead of a chat completion: (media type, body).
+MALFORMED = {
+    "html": ("text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "sse": ("text/event-stream", 'data: {"choices": [{"delta": {"content": "Paris"}}]}\n\ndata: [DONE]\n\n'),
+    "no_choices": ("application/json", json.dumps({"id": "x", "object": "chat.completion", "choices": []})),
+    "bad_json": ("application/json", '{"id": "x", "object": "chat.completion", "choices": [{'),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +49,10 @@ class Faults:
         latency_s: added to every answer.
         hang_s: how long a hang lasts.
         seed: seed of the draw.
+        retry_after_s: a 429 carries ``Retry-After`` with this many seconds, and any request that comes sooner
+            is answered 429 again and counted in ``stats["early"]``.
+        drip_s: every answer is sent a byte at a time, this many seconds apart (the headers at once).
+        malformed: a key of ``MALFORMED``: what a 200 carries instead of the chat completion.
     """
 
     error_rate: float = 0.0
@@ -46,10 +61,15 @@ class Faults:
     latency_s: float = 0.0
     hang_s: float = 30.0
     seed: int = 0
+    retry_after_s: float | None = None
+    drip_s: float = 0.0
+    malformed: str | None = None
 
     def __post_init__(self):
         if self.error_rate + self.timeout_rate + self.rate_limit_rate > 1:
             raise ValueError(f"fault rates add up to more than 1: {self}")
+        if self.malformed is not None and self.malformed not in MALFORMED:
+            raise ValueError(f"malformed={self.malformed!r}: expected one of {list(MALFORMED)}")
 
 
 class ScriptedLLM:
@@ -84,13 +104,15 @@ class ScriptedLLM:
             "errors": 0,
             "hangs": 0,
             "rate_limited": 0,
+            "early": 0,
             "max_in_flight": 0,
         }
         self._in_flight = 0
+        self._not_before = 0.0  # monotonic time before which a request is early (after a Retry-After)
         self._rng = random.Random(self.faults.seed)
         self._ids = itertools.count()
 
-    async def handle(self, body: dict[str, Any]) -> JSONResponse:
+    async def handle(self, body: dict[str, Any]) -> Response:
         """Answer one request (faults first); counts requests and the most in flight at once."""
         self.stats["requests"] += 1
         if self.record_requests:
@@ -98,12 +120,15 @@ class ScriptedLLM:
         self._in_flight += 1
         self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
         try:
-            return await self._answer(body)
+            return drip(await self._answer(body), self.faults.drip_s)
         finally:
             self._in_flight -= 1
 
-    async def _answer(self, body: dict[str, Any]) -> JSONResponse:
+    async def _answer(self, body: dict[str, Any]) -> Response:
         f = self.faults
+        if time.monotonic() < self._not_before:
+            self.stats["early"] += 1
+            return self._rate_limited()
         draw = self._rng.random()
         if f.latency_s:
             await asyncio.sleep(f.latency_s)
@@ -118,10 +143,19 @@ class ScriptedLLM:
             await asyncio.sleep(f.hang_s)
         elif draw < f.error_rate + f.timeout_rate + f.rate_limit_rate:
             self.stats["rate_limited"] += 1
-            return JSONResponse(
-                {"error": {"message": "injected rate limit", "type": "rate_limit"}}, status_code=429
-            )
+            return self._rate_limited()
+        if f.malformed:
+            media_type, text = MALFORMED[f.malformed]
+            return Response(text, media_type=media_type)
         return JSONResponse(self.completion(body))
+
+    def _rate_limited(self) -> Response:
+        headers = {}
+        if self.faults.retry_after_s is not None:
+            headers["retry-after"] = f"{self.faults.retry_after_s:g}"
+            self._not_before = time.monotonic() + self.faults.retry_after_s
+        body = {"error": {"message": "injected rate limit", "type": "rate_limit"}}
+        return JSONResponse(body, status_code=429, headers=headers)
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chat.completion object for a request."""
@@ -175,6 +209,20 @@ def _message(reply: Reply, call_prefix: str) -> dict[str, Any]:
             for i, (name, args) in enumerate(reply.tool_calls)
         ]
     return message
+
+
+def drip(response: Response, seconds: float) -> Response:
+    """``response`` with its status and headers at once, then its body a byte at a time, ``seconds`` apart
+    (unchanged when ``seconds`` is 0): a server that answers but never finishes within a client's timeout."""
+    if not seconds:
+        return response
+
+    async def trickle():
+        for i in range(len(response.body)):
+            yield response.body[i : i + 1]
+            await asyncio.sleep(seconds)
+
+    return StreamingResponse(trickle(), response.status_code, dict(response.headers))
 
 
 def create_app(llm: ScriptedLLM) -> FastAPI:
@@ -275,9 +323,27 @@ class ScriptedLLMServer:
 @click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds added to every answer.")
 @click.option("--hang", type=float, default=30.0, show_default=True, help="Seconds a hang lasts.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fault draws.")
-def main(policy, host, port, error_rate, timeout_rate, rate_limit_rate, latency, hang, seed) -> None:
+@click.option("--retry-after", type=float, help="Retry-After of a 429, in seconds.")
+@click.option("--drip", type=float, default=0.0, show_default=True, help="Seconds between an answer's bytes.")
+@click.option("--malformed", type=click.Choice(list(MALFORMED)), help="Answer this instead of a completion.")
+def main(
+    policy,
+    host,
+    port,
+    error_rate,
+    timeout_rate,
+    rate_limit_rate,
+    latency,
+    hang,
+    seed,
+    retry_after,
+    drip,
+    malformed,
+) -> None:
     """Serve a scripted OpenAI-compatible LLM (no model weights; the heuristic policy is a no-LLM baseline)."""
-    faults = Faults(error_rate, timeout_rate, rate_limit_rate, latency, hang, seed)
+    faults = Faults(
+        error_rate, timeout_rate, rate_limit_rate, latency, hang, seed, retry_after, drip, malformed
+    )
     server = ScriptedLLMServer(port=port, host=host, policy=policy, faults=faults, record_requests=False)
     server.start()
     click.echo(f"scripted LLM ({policy}) at {server.url}  (Ctrl-C to stop)")

@@ -38,10 +38,17 @@ def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:
 
 @contextlib.contextmanager
 def one_line_errors() -> Iterator[None]:
-    """A stage's error as the CLI's one-line error (a usage error when the arguments are wrong)."""
+    """A stage's error as the CLI's one-line error (a usage error when the arguments are wrong); so is a
+    system error (a full disk, a missing permission), in the driver or a Ray worker."""
+    from sws.raykit import os_error_in
     from sws.stages import StageError
 
     try:
         yield
     except StageError as exc:
         raise (click.UsageError if exc.usage else click.ClickException)(str(exc)) from exc
+    except Exception as exc:
+        error = os_error_in(exc)
+        if error is None:
+            raise
+        raise click.ClickException(str(error) or repr(error)) from exc

@@ -143,7 +143,8 @@ def build_corpus(
 
     Raises:
         CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, an output
-            directory of another build, or an output directory that cannot be created.
+            directory of another build, an output directory that cannot be created, or a shard that cannot
+            be written (a full disk).
     """
     import ray
 
@@ -175,13 +176,18 @@ def build_corpus(
             compute=ray.data.ActorPoolStrategy(size=size),
             num_cpus=1,
         )
-        bar = tqdm(total=len(units), initial=len(units) - len(pending), unit="shard", disable=not progress)
         articles = 0
-        for row in dataset.iter_rows():
-            articles += row["articles"]
-            bar.set_postfix(articles=articles)
-            bar.update()
-        bar.close()
+        with tqdm(
+            total=len(units), initial=len(units) - len(pending), unit="shard", disable=not progress
+        ) as bar:
+            for row in dataset.iter_rows():
+                if row["error"]:
+                    raise CorpusBuildError(
+                        f"{out_dir}: {row['error']} (the shards finished before it are kept: rerun to go on)"
+                    )
+                articles += row["articles"]
+                bar.set_postfix(articles=articles)
+                bar.update()
     return _write_manifest(out_dir, plan, units, time.time() - started, rebuilt)
 
 
@@ -203,13 +209,21 @@ class _ShardActor:
         self.builder = CorpusShardBuilder.from_options(out_dir, clean, chunk)
 
     def __call__(self, batch):
+        """Build each shard; a system error (a full disk) is returned as the row's ``error`` for the driver
+        to report, since Ray Data would wrap it in an exception that has lost its cause."""
         import pyarrow as pa
 
         out = []
         for row in batch.to_pylist():
-            stats = self.builder.build(row["shard"], DumpUnit(row["path"], row["start"], row["end"]))
-            out.append({"shard": row["shard"], "articles": stats["counts"].get("articles", 0)})
-        return pa.Table.from_pylist(out)
+            result = {"shard": row["shard"], "articles": 0, "error": None}
+            try:
+                stats = self.builder.build(row["shard"], DumpUnit(row["path"], row["start"], row["end"]))
+                result["articles"] = stats["counts"].get("articles", 0)
+            except OSError as exc:
+                result["error"] = f"shard {shard_name(row['shard'])}: {exc}"
+            out.append(result)
+        schema = pa.schema([("shard", pa.int64()), ("articles", pa.int64()), ("error", pa.string())])
+        return pa.Table.from_pylist(out, schema=schema)  # the same for every block, errors or not
 
 
 def _write_manifest(

@@ -9,27 +9,25 @@ over its length bound): :class:`ToolRequestError` with the server's message, whi
 as an error observation (the reference showed httpx's generic text instead). 401/403/404/405 are
 configuration mistakes (token, URL): :class:`FatalToolError`. 408/429 and 5xx, connection errors and timeouts are
 transient: retried, honouring ``Retry-After``.
+
+``policy.timeout_s`` bounds each attempt as a whole, the answer's last byte included (aiohttp's ``total``; the
+sync client reads the body in chunks against the deadline, each read bounded by the same timeout), so a
+service that trickles its answer fails the attempt instead of holding the episode.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Iterable
 from typing import Any
 
 from sws.env.errors import FatalToolError, ToolRequestError, TransientToolError
-from sws.retry import RetryPolicy
+from sws.retry import RetryPolicy, parse_retry_after
 
 _INPUT_REJECTED = {400, 413, 415, 422}
 _MISCONFIGURED = {401, 403, 404, 405}
-
-
-def _retry_after(headers: Any) -> float | None:
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 def _error_message(status: int, body: bytes) -> str:
@@ -52,7 +50,9 @@ def _outcome(name: str, url: str, status: int, headers: Any, body: bytes) -> str
         raise ToolRequestError(message)
     if status in _MISCONFIGURED:
         raise FatalToolError(f"{name}: HTTP {status} from {url}: {message}")
-    raise TransientToolError(f"HTTP {status} from {url}: {message}", _retry_after(headers))
+    raise TransientToolError(
+        f"HTTP {status} from {url}: {message}", parse_retry_after(headers.get("retry-after"))
+    )
 
 
 class HttpTools:
@@ -110,13 +110,26 @@ class HttpTools:
         if self._client is None:
             limits = httpx.Limits(max_connections=self.max_connections, max_keepalive_connections=64)
             self._client = httpx.Client(timeout=self.policy.timeout_s, limits=limits, trust_env=False)
+        deadline = time.monotonic() + self.policy.timeout_s
         try:
-            response = self._client.post(
-                f"{self.url}/call", content=self._body(name, arguments_json), headers=self._headers
-            )
+            with self._client.stream(
+                "POST", f"{self.url}/call", content=self._body(name, arguments_json), headers=self._headers
+            ) as response:
+                body = self._read_by(deadline, response.iter_bytes())
         except httpx.TransportError as exc:  # connect/read/write errors and timeouts
             raise TransientToolError(f"{type(exc).__name__}: {exc}") from exc
-        return _outcome(name, self.url, response.status_code, response.headers, response.content)
+        return _outcome(name, self.url, response.status_code, response.headers, body)
+
+    def _read_by(self, deadline: float, chunks: Iterable[bytes]) -> bytes:
+        body = bytearray()
+        for chunk in chunks:
+            if time.monotonic() > deadline:
+                raise self._late()
+            body += chunk
+        return bytes(body)
+
+    def _late(self) -> TransientToolError:
+        return TransientToolError(f"no complete answer from {self.url} within {self.policy.timeout_s:g} s")
 
     async def _aattempt(self, name: str, arguments_json: str) -> str:
         import aiohttp
@@ -127,7 +140,9 @@ class HttpTools:
                 f"{self.url}/call", data=self._body(name, arguments_json), headers=self._headers
             ) as response:
                 body = await response.read()
-        except (TimeoutError, aiohttp.ClientError) as exc:
+        except TimeoutError as exc:  # the session's total timeout
+            raise self._late() from exc
+        except aiohttp.ClientError as exc:
             raise TransientToolError(f"{type(exc).__name__}: {exc}") from exc
         return _outcome(name, self.url, response.status, response.headers, body)
 

@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from serve.launch import free_port
 from sws.agent import ToolRunner
+from sws.agent.scripted_server import drip
 from sws.config import ToolClientConfig
 from sws.env import BackendFailure, FatalToolError, ToolRequestError, TransientToolError, guarded_tools
 from sws.retry import RetryPolicy
@@ -30,19 +31,21 @@ FAST = RetryPolicy(timeout_s=5, max_attempts=3, backoff_s=0.01, backoff_max_s=0.
 
 
 class ScriptedToolServer:
-    """``POST /call`` answers the next scripted ``(status, body, headers)``; the last one repeats."""
+    """``POST /call`` answers the next scripted ``(status, body, headers)``; the last one repeats. With
+    ``drip_s`` the body trickles out a byte at a time, that many seconds apart."""
 
     def __init__(self):
         self.script: list[tuple[int, dict | str, dict]] = []
         self.requests: list[dict] = []
+        self.drip_s = 0.0
         self.port = free_port()
 
         async def call(request: Request) -> Response:
             self.requests.append({"headers": dict(request.headers), "body": json.loads(await request.body())})
             status, body, headers = self.script.pop(0) if len(self.script) > 1 else self.script[0]
             if isinstance(body, str):
-                return Response(body, status, headers)
-            return JSONResponse(body, status, headers)
+                return drip(Response(body, status, headers), self.drip_s)
+            return drip(JSONResponse(body, status, headers), self.drip_s)
 
         config = uvicorn.Config(
             Starlette(routes=[Route("/call", call, methods=["POST"])]), port=self.port, log_level="error"
@@ -110,6 +113,25 @@ def test_http_gives_up_with_fatal_tool_error(scripted):
     dead = HttpTools(f"http://127.0.0.1:{free_port()}", policy=FAST)  # nothing listens there
     for kind, message in _both(dead):
         assert kind == "FatalToolError" and "after 3 attempts" in message
+
+
+@pytest.mark.timeout(60)  # a hang guard only: before the total deadline the sync call took 43 s
+def test_http_answer_that_trickles_is_cut_at_the_deadline(scripted):
+    scripted.drip_s = 0.2
+    scripted.script = [(200, {"content": "x" * 200}, {})]
+    policy = RetryPolicy(timeout_s=0.5, max_attempts=2, backoff_s=0.01, backoff_max_s=0.05)
+    for kind, message in _both(HttpTools(scripted.url, policy=policy)):
+        assert kind == "FatalToolError" and "after 2 attempts" in message
+        assert message.endswith(f"no complete answer from {scripted.url} within 0.5 s")
+    assert len(scripted.requests) == 4
+
+
+def test_http_retry_after_beyond_the_backoff_cap_is_not_retried_sooner(scripted):
+    scripted.script = [(503, "busy", {"retry-after": "60"})]
+    for kind, message in _both(HttpTools(scripted.url, policy=FAST)):
+        assert kind == "FatalToolError" and "HTTP 503" in message
+        assert "asked to retry after 60 s, more than the backoff cap of 0.05 s" in message
+    assert len(scripted.requests) == 2  # once per call
 
 
 def test_http_input_rejections_and_misconfiguration(scripted):
@@ -217,7 +239,6 @@ def test_retry_policy():
     for attempt in range(1, 8):
         assert 0 <= policy.delay(attempt) <= min(4.0, 2 ** (attempt - 1))
     assert policy.delay(1, retry_after_s=3.0) == 3.0
-    assert policy.delay(1, retry_after_s=60.0) == 4.0
     calls = []
 
     def flaky():
