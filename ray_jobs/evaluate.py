@@ -4,7 +4,8 @@
         --llm-base-url http://llm:8000/v1 --model Qwen/Qwen3.5-9B --tools-url http://retrieval:11536 \\
         eval.workers=16 eval.episodes_per_worker=128
 
-Safe to resubmit: recorded episodes are skipped, errored ones retried.
+Safe to resubmit: recorded episodes are skipped, errored ones retried; `ray job stop` (SIGTERM) records what
+has finished first.
 """
 
 import json
@@ -27,6 +28,8 @@ def main() -> None:
             "--limit": {"type": int},
             "--repair": {"action": "store_true"},
             "--verify": {"action": "store_true"},
+            "--extend": {"action": "store_true"},
+            "--unverified-tools": {"action": "store_true"},
         },
     )
     summary = stages.evaluate(
@@ -42,6 +45,8 @@ def main() -> None:
         limit=args.limit,
         repair=args.repair,
         verify=args.verify,
+        extend=args.extend,
+        unverified_tools=args.unverified_tools,
     )
     print(json.dumps(summary, indent=1))
 

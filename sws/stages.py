@@ -179,17 +179,26 @@ def evaluate(
     limit: int | None = None,
     repair: bool = False,
     verify: bool = False,
+    extend: bool = False,
+    unverified_tools: bool = False,
 ) -> dict:
     """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
 
     Arguments left None come from the config (``eval.*``, ``tools.index`` or ``index.out``); ``tools_url``
     uses the retrieval service there instead of in-process tools. In process, ``verify`` or
     ``index.verify_on_open`` checks the index files' checksums here, once, before the workers open the index
-    (sizes only).
+    (sizes only). ``extend`` lets a resume add items to the run; ``unverified_tools`` runs against a service
+    that tells no environment fingerprint (:func:`environment_fingerprint`).
+
+    Raises:
+        StageError: bad inputs, another run in ``out``, a tool service that cannot be verified.
+        EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
     from sws.agent import HEURISTIC_MODEL, AgentConfig
-    from sws.eval.datasets import DatasetError, canonical_dataset, load_dataset, select
-    from sws.eval.results import DamagedPartError, RunMismatchError
+    from sws.eval.datasets import DatasetError, canonical_dataset, file_sha256, load_dataset, select
+    from sws.eval.lock import RunLockedError
+    from sws.eval.results import DamagedPartError
+    from sws.eval.run_meta import DamagedRunError, RunMismatchError
     from sws.eval.runner import run_evaluation
     from sws.raykit import init_ray
     from sws.transport import tool_client_factory
@@ -203,10 +212,12 @@ def evaluate(
     try:
         dataset = canonical_dataset(dataset)
         items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
-    except DatasetError as exc:
+        data_sha256 = file_sha256(data_path)
+    except (DatasetError, OSError) as exc:
         raise StageError(str(exc)) from exc
     if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
         verify_index_files(cfg.tools.index or index_dir)
+    fingerprint = environment_fingerprint(cfg.tools, index_dir, unverified_tools)
     with _llm_endpoint(llm_base_url, index_dir) as base_url:
         model = model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
         if not model:
@@ -233,17 +244,22 @@ def evaluate(
                     "timeout": e.timeout_s,
                 },
                 tools_factory=tool_client_factory(**tool_client_args(cfg.tools, index_dir)),
-                fingerprint=environment_fingerprint(cfg.tools, index_dir),
+                fingerprint=fingerprint,
                 judge=judge,
                 dataset=dataset,
                 subset=subset,
+                data_sha256=data_sha256,
+                sampling_seed=e.seed if subset == "random_300" else None,
+                extend=extend,
                 workers=e.workers,
                 episodes_per_worker=e.episodes_per_worker,
                 worker_num_cpus=e.worker_num_cpus,
                 repair=repair,
             )
-        except RunMismatchError as exc:
+        except (RunMismatchError, RunLockedError) as exc:
             raise StageError(str(exc)) from exc
+        except DamagedRunError as exc:
+            raise StageError(f"{exc}; fix it, or use a new --out directory") from exc
         except DamagedPartError as exc:
             raise StageError(
                 f"{exc}; rerun with --repair to move damaged parts to {Path(out) / 'damaged'} and run their "
@@ -265,20 +281,81 @@ def _llm_endpoint(base_url: str | None, index_dir: str):
         yield server.url
 
 
-def environment_fingerprint(tools_cfg, index_dir: str) -> str:
-    """The fingerprint of the environment the episodes see: the index's (in process) or the service's."""
-    import httpx
+def environment_fingerprint(tools_cfg, index_dir: str, unverified: bool = False) -> str:
+    """The fingerprint of the environment the episodes see: the index's (in process) or the service's
+    (``GET /info`` with the bearer token, as the tool client sends it).
 
+    A service that refuses the request (401/403: the token, the Host) is an error, as its tool calls would
+    fail. One that cannot be reached or tells no fingerprint is an error too unless ``unverified``, which
+    gives ``"unverified"`` (runs against it are then never told apart by their environment).
+    """
     from sws.index import SwsIndexError
     from sws.index.manifest import read_manifest
 
     if tools_cfg.transport == "http":
-        info = httpx.get(f"{tools_cfg.url.rstrip('/')}/info", timeout=30).json()
-        return info.get("fingerprint") or info.get("index", {}).get("fingerprint") or "unknown"
+        problem, fingerprint = _service_fingerprint(tools_cfg)
+        if fingerprint:
+            return fingerprint
+        if not unverified:
+            raise StageError(
+                f"{problem}, so which index it serves cannot be checked; pass --unverified-tools to run "
+                'anyway (recorded as fingerprint "unverified")'
+            )
+        print(f'warning: {problem}; the run is recorded as fingerprint "unverified"', file=sys.stderr)
+        return "unverified"
     try:
         return read_manifest(Path(index_dir))["fingerprint"]
     except SwsIndexError as exc:
         raise StageError(str(exc)) from exc
+
+
+def _service_fingerprint(cfg: ToolClientConfig) -> tuple[str, str | None]:
+    """(what went wrong, None) or ("", the fingerprint) from the service's ``/info``."""
+    import asyncio
+
+    import httpx
+
+    url = f"{cfg.url.rstrip('/')}/info"
+    token = _token(cfg)
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+
+    async def get() -> httpx.Response:  # within cfg.timeout_s in all, however slowly the body trickles
+        async with httpx.AsyncClient(trust_env=False) as client:
+            return await asyncio.wait_for(client.get(url, headers=headers), cfg.timeout_s)
+
+    try:
+        response = asyncio.run(get())
+    except TimeoutError:
+        return f"no complete answer from {url} within {cfg.timeout_s:g} s", None
+    except httpx.HTTPError as exc:
+        return f"cannot reach {url} ({type(exc).__name__}: {exc})", None
+    if response.status_code in (401, 403):  # the tool calls would be refused too
+        hint = "" if response.status_code == 403 else f"; {'check' if token else 'set'} ${cfg.token_env}"
+        raise StageError(f"{url} answered HTTP {response.status_code} ({_refusal(response)}){hint}")
+    try:
+        fingerprint = _fingerprint_in(response.json()) if response.status_code == 200 else None
+    except ValueError:  # not JSON
+        fingerprint = None
+    if fingerprint:
+        return "", fingerprint
+    return f"{url} answered HTTP {response.status_code} without an environment fingerprint", None
+
+
+def _refusal(response) -> str:
+    """The service's reason, from its JSON error body (``{"error": {"message": …}}``) or its text."""
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return response.text.strip()[:200] or response.reason_phrase
+
+
+def _fingerprint_in(info: Any) -> str | None:
+    """``fingerprint`` or ``index.fingerprint`` of an ``/info`` body, when it is a non-empty string."""
+    for holder in (info, info.get("index") if isinstance(info, dict) else None):
+        value = holder.get("fingerprint") if isinstance(holder, dict) else None
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def job_arguments(description: str, options: dict[str, dict]):
@@ -303,11 +380,24 @@ def job_arguments(description: str, options: dict[str, dict]):
 
 
 def run_job(main) -> None:
-    """Run a job's ``main()``, a :class:`StageError` as ``Error: …`` on stderr and exit status 1."""
+    """Run a job's ``main()``, a :class:`StageError` or a system error (a full disk, in the driver or a Ray
+    worker) as ``Error: …`` on stderr and exit status 1, an interrupted evaluation as its one line and 128 +
+    the signal."""
+    from sws.eval.interrupt import EvalInterrupted
+    from sws.raykit import os_error_in
+
     try:
         main()
     except StageError as exc:
         sys.exit(f"Error: {exc}")
+    except EvalInterrupted as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        error = os_error_in(exc)
+        if error is None:
+            raise
+        sys.exit(f"Error: {error or repr(error)}")
 
 
 def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
@@ -325,11 +415,15 @@ def tool_client_args(cfg: ToolClientConfig, index: str | None = None) -> dict[st
         "index": cfg.index or index,
         "url": cfg.url,
         "app_name": cfg.app_name,
-        "token": os.environ.get(cfg.token_env) if cfg.token_env else None,
+        "token": _token(cfg),
         "policy": RetryPolicy(cfg.timeout_s, cfg.max_attempts, cfg.backoff_s, cfg.backoff_max_s),
         "max_connections": cfg.max_connections,
         "tool_options": dataclasses.asdict(cfg.tools),
     }
+
+
+def _token(cfg: ToolClientConfig) -> str | None:
+    return os.environ.get(cfg.token_env) if cfg.token_env else None
 
 
 def embed_options(cfg: EmbedJobConfig) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -41,6 +42,16 @@ from sws.cli.options import (
     is_flag=True,
     help="Move unreadable part files to <out>/damaged/ (kept, not deleted) and run their episodes again.",
 )
+@click.option(
+    "--extend",
+    is_flag=True,
+    help="Resume with more items than the run holds (a larger --limit); recorded in run.json.",
+)
+@click.option(
+    "--unverified-tools",
+    is_flag=True,
+    help='Run even if --tools-url tells no index fingerprint (recorded as "unverified").',
+)
 @verify_option
 @config_option
 @overrides_argument
@@ -55,6 +66,8 @@ def eval_command(
     tools_url,
     limit,
     repair,
+    extend,
+    unverified_tools,
     verify,
     profile,
     overrides,
@@ -62,8 +75,9 @@ def eval_command(
     """Run the agent on a QA set: 20 rounds, at most 5 tool calls per step, results streamed to Parquet.
 
     Re-running the same command resumes (finished ids skipped, errored ids retried); a directory of another
-    environment fingerprint, model or sampling config is refused, and so is one with a damaged part file
-    unless --repair is given.
+    dataset file, subset, sampling seed, item selection, environment fingerprint, model or sampling config is
+    refused (more items only with --extend), so is one another `sws eval` is running in, and one with a
+    damaged part file unless --repair is given. SIGINT/SIGTERM record what has finished and exit 130/143.
 
     \b
     Examples:
@@ -71,22 +85,30 @@ def eval_command(
       sws eval --dataset hotpotqa --data hotpotqa_dev.json --subset random_300 \\
                --llm-base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3.5-9B --tools-url http://127.0.0.1:11536
     """
+    from sws.eval.interrupt import EvalInterrupted
+
     cfg = resolve_config(profile, overrides)
-    with one_line_errors():
-        summary = stages.evaluate(
-            cfg,
-            dataset=dataset,
-            data_path=data_path,
-            subset=subset,
-            llm_base_url=llm_base_url,
-            model=model,
-            out=out,
-            index_dir=index_dir,
-            tools_url=tools_url,
-            limit=limit,
-            repair=repair,
-            verify=verify,
-        )
+    try:
+        with one_line_errors():
+            summary = stages.evaluate(
+                cfg,
+                dataset=dataset,
+                data_path=data_path,
+                subset=subset,
+                llm_base_url=llm_base_url,
+                model=model,
+                out=out,
+                index_dir=index_dir,
+                tools_url=tools_url,
+                limit=limit,
+                repair=repair,
+                verify=verify,
+                extend=extend,
+                unverified_tools=unverified_tools,
+            )
+    except EvalInterrupted as exc:  # what had finished is recorded
+        click.echo(str(exc), err=True)
+        sys.exit(exc.exit_code)
     click.echo(json.dumps(summary, indent=1))
 
 
@@ -109,6 +131,7 @@ def report_command(run_dirs, out, no_plots, repair) -> None:
     """
     from sws.eval.report import find_runs, run_stats, write_report
     from sws.eval.results import DamagedPartError, move_damaged_parts
+    from sws.eval.run_meta import DamagedRunError
 
     found = find_runs(run_dirs)
     if not found:
@@ -125,6 +148,10 @@ def report_command(run_dirs, out, no_plots, repair) -> None:
         raise click.ClickException(
             f"{exc}; rerun with --repair to move it to {exc.path.parent.parent / 'damaged'} and report the "
             "rest (its episodes count as missing until `sws eval` on that run records them again)"
+        ) from exc
+    except DamagedRunError as exc:
+        raise click.ClickException(
+            f"{exc}; fix it, or move that run out of the directories reported"
         ) from exc
     paths = write_report(stats, out, plots=not no_plots)
     click.echo((Path(out) / "report.md").read_text())

@@ -82,6 +82,7 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
             out=str(out / "runs" / "bamboogle"),
             index_dir=index_dir,
             limit=questions,
+            extend=True,  # a rerun with more --questions adds them to the run
         )
     click.echo(json.dumps(result, indent=1))
     for table in report_tables(collect([out / "runs"])):

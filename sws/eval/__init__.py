@@ -14,6 +14,7 @@ from sws.eval.datasets import (
     select,
     subset_by_ids,
 )
+from sws.eval.interrupt import EvalInterrupted
 from sws.eval.judge import (
     JUDGE_MODEL,
     JUDGE_SYSTEM_PROMPT,
@@ -23,6 +24,7 @@ from sws.eval.judge import (
     judge_prompt,
     parse_verdict,
 )
+from sws.eval.lock import RunLockedError
 from sws.eval.metrics import (
     F1Score,
     cover_match,
@@ -48,12 +50,12 @@ from sws.eval.report import (
 from sws.eval.results import (
     DamagedPartError,
     PartWriter,
-    RunMismatchError,
     load_records,
     load_table,
     move_damaged_parts,
     recorded_status,
 )
+from sws.eval.run_meta import DamagedRunError, RunMeta, RunMismatchError
 from sws.eval.runner import EpisodeWorker, EvalSummary, run_evaluation
 from sws.eval.scoring import score_prediction
 
@@ -65,15 +67,19 @@ __all__ = [
     "RECORD_SCHEMA",
     "SUBSETS",
     "DamagedPartError",
+    "DamagedRunError",
     "DatasetError",
     "EpisodeRecord",
     "EpisodeWorker",
+    "EvalInterrupted",
     "EvalSummary",
     "F1Score",
     "JudgeResult",
     "LLMJudge",
     "PartWriter",
     "QAItem",
+    "RunLockedError",
+    "RunMeta",
     "RunMismatchError",
     "RunStats",
     "canonical_dataset",

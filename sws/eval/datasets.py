@@ -223,6 +223,19 @@ def dataset_summary(path: str | Path, dataset: str, *, seed: int = 42) -> dict:
         "random_300": {
             "seed": seed,
             "n": len(subset),
-            "ids_sha256": hashlib.sha256("\n".join(i.id for i in subset).encode()).hexdigest(),
+            "ids_sha256": ids_sha256([i.id for i in subset]),
         },
     }
+
+
+def ids_sha256(ids: Sequence[str]) -> str:
+    """sha256 of item ids in order, one per line: two selections hold the same ids in the same order iff
+    equal."""
+    return hashlib.sha256("\n".join(ids).encode()).hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file's bytes: a dataset file's identity (another file may give the same ids to other
+    questions)."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()

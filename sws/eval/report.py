@@ -2,8 +2,9 @@
 
 Project decisions (the reference computes no tool-use statistics, CONTRACT.md §8.2):
 
-- Denominators are the selected dataset size (``items`` in ``run.json``): a missing or failed episode counts
-  0 for F1, Judge and the submit rate, and the failure counts are printed beside the scores.
+- Denominators are the selected dataset size (``items`` in ``run.json``, never fewer than the episodes
+  recorded): a missing or failed episode counts 0 for F1, Judge and the submit rate, and the failure counts
+  are printed beside the scores.
 - Rounds, search / open calls, total tokens and runtime are means over the recorded episodes (errored ones
   included, with what they did before failing); ``n`` says how many there were.
 - The submit rate is the share of the dataset that ended with ``submit_answer``.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -23,6 +23,7 @@ from pathlib import Path
 from sws.eval.datasets import DATASETS
 from sws.eval.metrics import NO_JUDGE, judge_accuracy
 from sws.eval.results import RUN_FILE, load_table
+from sws.eval.run_meta import RunMeta, read_run_meta
 
 DATASET_LABELS = {"2WikiMultiHopQA": "2Wiki"}
 MODEL_ORDER = (
@@ -62,30 +63,31 @@ def run_stats(out_dir: str | Path) -> RunStats:
     """Summarise one results directory (it must hold ``run.json``).
 
     Raises:
+        DamagedRunError: its ``run.json`` cannot be read or is mistyped.
         DamagedPartError: a part file cannot be read.
     """
-    run = json.loads((Path(out_dir) / RUN_FILE).read_text(encoding="utf-8"))
-    return stats_from_rows(run, load_table(out_dir, _COLUMNS).to_pylist())
+    return stats_from_rows(read_run_meta(out_dir), load_table(out_dir, _COLUMNS).to_pylist())
 
 
-def stats_from_rows(run: dict, rows: list[dict]) -> RunStats:
+def stats_from_rows(run: RunMeta, rows: list[dict]) -> RunStats:
     """The statistics of a run from its ``run.json`` and its recorded rows (one per episode, with the
     record columns ``f1``, ``gpt_judge``, ``status``, ``rounds``, ``search_calls``, ``open_calls``,
-    ``total_tokens``, ``time_cost``)."""
-    n = int(run.get("items") or len(rows))
+    ``total_tokens``, ``time_cost``). Every count is of those rows: a ``run.json`` selecting fewer items
+    (written before runs had an identity, when other inputs could be mixed in) never makes a rate exceed 1."""
     recorded = len(rows)
+    n = max(run.items or 0, recorded)
 
     def mean(key: str) -> float:
         return sum(r.get(key) or 0 for r in rows) / recorded if recorded else 0.0
 
     return RunStats(
-        dataset=run["dataset"],
-        subset=run.get("subset", "full_test"),
-        model=run["model"],
+        dataset=run.dataset,
+        subset=run.subset,
+        model=run.model,
         n=n,
         recorded=recorded,
         errored=sum(r.get("status") == "error" for r in rows),
-        missing=max(0, n - recorded),
+        missing=n - recorded,
         f1=sum(r.get("f1") or 0.0 for r in rows) / n if n else 0.0,
         judge=judge_accuracy((r.get("gpt_judge") for r in rows), n),
         submit_rate=sum(r.get("status") == "submitted" for r in rows) / n if n else 0.0,

@@ -2,7 +2,7 @@
 
 Layout::
 
-    OUT/run.json                                  dataset, subset, model, agent config, environment fingerprint
+    OUT/run.json                                  what was run and on which items (``sws.eval.run_meta``)
     OUT/parts/part-<run>-<worker>-<seq>.parquet   records, each file written to a temp name then renamed
 
 Parts are only ever added. A later record of an id supersedes an earlier one (an errored episode retried on
@@ -18,23 +18,20 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sws.eval.datasets import ids_sha256
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.run_meta import RUN_FILE, RunMeta, read_run_meta, resumed
 from sws.io import write_atomically, write_text_atomically
 
-RUN_FILE = "run.json"
 PARTS_DIR = "parts"
 DAMAGED_DIR = "damaged"
-_IDENTITY_KEYS = ("dataset", "subset", "model", "agent_config", "fingerprint")
-
-
-class RunMismatchError(ValueError):
-    """The directory holds results of a different run (environment fingerprint, model, dataset or sampling)."""
 
 
 class DamagedPartError(ValueError):
@@ -50,22 +47,31 @@ def new_run_id() -> str:
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-def prepare_run(out_dir: str | Path, run: dict[str, Any]) -> None:
-    """Write ``run.json``, or check it matches ``run`` on resume.
+def prepare_run(
+    out_dir: str | Path, run: dict[str, Any], ids: Sequence[str] | None = None, extend: bool = False
+) -> RunMeta:
+    """Write ``run.json``, or check it matches ``run`` on resume; the run's meta as it now stands.
+
+    ``ids``, the selected item ids in order, set ``items`` and ``ids_sha256``; a resume that selects more
+    items after the recorded ones is allowed with ``extend`` (recorded under ``extended``).
 
     Raises:
-        RunMismatchError: an existing ``run.json`` differs in dataset, subset, model, agent config or fingerprint.
+        RunMismatchError: the existing run differs (``sws.eval.run_meta.resumed`` says how).
+        DamagedRunError: the existing ``run.json`` cannot be read or is mistyped.
     """
     out = Path(out_dir)
+    if ids is not None:
+        run = {**run, "items": len(ids), "ids_sha256": ids_sha256(ids)}
+    meta = RunMeta.model_validate(run)
+    if (out / RUN_FILE).exists():
+        previous = read_run_meta(out)
+        meta = resumed(out, previous, meta, ids or (), extend)
+        if meta is previous:
+            return meta
     (out / PARTS_DIR).mkdir(parents=True, exist_ok=True)
-    path = out / RUN_FILE
-    if path.is_file():
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        diffs = {k: (previous.get(k), run.get(k)) for k in _IDENTITY_KEYS if previous.get(k) != run.get(k)}
-        if diffs:
-            raise RunMismatchError(f"{out} holds another run; differing {diffs}. Use a new --out directory.")
-        return
-    write_text_atomically(path, json.dumps(run, indent=2, sort_keys=True, ensure_ascii=False))
+    text = json.dumps(meta.model_dump(), indent=2, sort_keys=True, ensure_ascii=False)
+    write_text_atomically(out / RUN_FILE, text)
+    return meta
 
 
 def part_files(out_dir: str | Path, run_id: str = "") -> list[Path]:

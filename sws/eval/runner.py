@@ -5,9 +5,11 @@ submitted only as episodes finish), so memory stays flat however many items ther
 records straight to Parquet part files; only a small summary per episode comes back to the driver.
 
 Resume: ids whose latest record is ``submitted`` or ``max_rounds`` are skipped, errored ids are run again,
-and a directory of another run (fingerprint, model, dataset, subset or sampling) is refused. Episodes lost
-with a dead actor or an unflushed buffer are found by comparing the ids recorded by this invocation with
-those it was asked to run, and are run again (up to ``max_passes``), so each one is recorded exactly once.
+and a directory of another run (inputs, selection, model, agent config or environment; ``sws.eval.run_meta``)
+is refused, as is one another process is running in (``sws.eval.lock``). Episodes lost with a dead actor or
+an unflushed buffer are found by comparing the ids recorded by this invocation with those it was asked to
+run, and are run again (up to ``max_passes``), so each one is recorded exactly once. SIGINT/SIGTERM stop the
+run after flushing what has finished (``sws.eval.interrupt``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from typing import Any
 
 from sws.agent import AgentConfig, LLMEndpoint, SearchAgent, ToolBox
 from sws.eval.datasets import QAItem
+from sws.eval.interrupt import EvalInterrupted, StopFlag, stop_signals
 from sws.eval.judge import LLMJudge
+from sws.eval.lock import run_lock
 from sws.eval.metrics import NO_JUDGE, judge_accuracy
 from sws.eval.records import EpisodeRecord
 from sws.eval.results import (
@@ -120,6 +124,9 @@ def run_evaluation(
     judge: dict[str, Any] | None = None,
     dataset: str = "",
     subset: str = "full_test",
+    data_sha256: str | None = None,
+    sampling_seed: int | None = None,
+    extend: bool = False,
     workers: int = 2,
     episodes_per_worker: int = 64,
     worker_num_cpus: float = 0.5,
@@ -131,68 +138,83 @@ def run_evaluation(
     """Run every not-yet-recorded item of ``items`` (index = position, which seeds the episode).
 
     ``llm["max_concurrency"]`` is the limit for the endpoint as a whole, split evenly across workers.
-    Ray must be initialised (``sws.raykit.init_ray``).
+    Ray must be initialised (``sws.raykit.init_ray``). ``out_dir`` is locked for the call (``sws.eval.lock``).
+
+    ``data_sha256`` (of the dataset file), ``subset`` and ``sampling_seed`` identify the inputs; ``extend``
+    lets a resume add items after those the run already selected (``sws.eval.run_meta``).
 
     ``repair`` first moves unreadable part files to ``out_dir/damaged/`` (their ids are then run again).
 
     Raises:
+        RunLockedError: another process is running in ``out_dir``.
         RunMismatchError: ``out_dir`` holds another run.
+        DamagedRunError: its ``run.json`` cannot be read.
         DamagedPartError: a part file cannot be read and ``repair`` is off.
+        EvalInterrupted: SIGINT or SIGTERM arrived; what had finished is recorded.
     """
     from tqdm import tqdm
 
     start = time.perf_counter()
     out_dir = Path(out_dir)
-    prepare_run(
-        out_dir,
-        {
-            "dataset": dataset,
-            "subset": subset,
-            "model": config.model,
-            "agent_config": config.to_dict(),
-            "fingerprint": fingerprint,
-            "items": len(items),
-            "llm_base_url": llm.get("base_url"),
-            "judge": {k: judge.get(k) for k in ("model", "variant")} if judge else None,
-        },
-    )
-    moved = move_damaged_parts(out_dir) if repair else []
-    for path in moved:
-        logger.warning("moved the damaged part %s aside; its episodes run again", path)
-    status = recorded_status(out_dir)
-    todo = [(i, item) for i, item in enumerate(items) if status.get(item.id) in (None, "error")]
-    run_id = new_run_id()
-    per_worker_llm = {**llm, "max_concurrency": max(1, -(-llm.get("max_concurrency", 64) // workers))}
-    pool = _WorkerPool(
-        workers,
-        f"sws-eval-{run_id}",
-        {
-            "num_cpus": worker_num_cpus,
-            "max_concurrency": episodes_per_worker + 2,
-            "max_restarts": 0,
-            "scheduling_strategy": "SPREAD",  # over the nodes: a lost node takes as few episodes as it can
-        },
-        (str(out_dir), run_id, config, per_worker_llm, tools_factory, fingerprint, judge, rows_per_part),
-    )
-    bar = tqdm(total=len(items), initial=len(items) - len(todo), disable=not progress, desc=dataset or "eval")
-    scores = _Running(out_dir)
-    pending = todo
-    try:
-        for _ in range(max_passes):
-            if not pending:
-                break
-            _one_pass(pending, pool, episodes_per_worker, bar, scores)
-            pool.flush()
-            written = recorded_status(out_dir, run_id)
-            pending = [(i, item) for i, item in pending if item.id not in written]
-            if pending:
-                logger.warning("%d episode(s) were lost with a worker; running them again", len(pending))
-    finally:
-        bar.close()
-        pool.kill()
-    final = recorded_status(out_dir)
     ids = [item.id for item in items]
-    table = load_table(out_dir, ["id", "f1", "gpt_judge"])
+    with run_lock(out_dir), stop_signals() as stop:
+        prepare_run(
+            out_dir,
+            {
+                "dataset": dataset,
+                "data_sha256": data_sha256,
+                "subset": subset,
+                "sampling_seed": sampling_seed,
+                "model": config.model,
+                "agent_config": config.to_dict(),
+                "fingerprint": fingerprint,
+                "llm_base_url": llm.get("base_url"),
+                "judge": {k: judge.get(k) for k in ("model", "variant")} if judge else None,
+            },
+            ids,
+            extend,
+        )
+        moved = move_damaged_parts(out_dir) if repair else []
+        for path in moved:
+            logger.warning("moved the damaged part %s aside; its episodes run again", path)
+        status = recorded_status(out_dir)
+        todo = [(i, item) for i, item in enumerate(items) if status.get(item.id) in (None, "error")]
+        run_id = new_run_id()
+        per_worker_llm = {**llm, "max_concurrency": max(1, -(-llm.get("max_concurrency", 64) // workers))}
+        pool = _WorkerPool(
+            workers,
+            f"sws-eval-{run_id}",
+            {
+                "num_cpus": worker_num_cpus,
+                "max_concurrency": episodes_per_worker + 2,
+                "max_restarts": 0,
+                "scheduling_strategy": "SPREAD",  # over the nodes: a lost node takes few episodes with it
+            },
+            (str(out_dir), run_id, config, per_worker_llm, tools_factory, fingerprint, judge, rows_per_part),
+        )
+        bar = tqdm(
+            total=len(items), initial=len(items) - len(todo), disable=not progress, desc=dataset or "eval"
+        )
+        scores = _Running(out_dir)
+        pending = todo
+        try:
+            for _ in range(max_passes):
+                if not pending or stop.signum:
+                    break
+                _one_pass(pending, pool, episodes_per_worker, bar, scores, stop)
+                pool.flush()  # after a stop signal too: the finished episodes' buffered records
+                written = recorded_status(out_dir, run_id)
+                pending = [(i, item) for i, item in pending if item.id not in written]
+                if pending and not stop.signum:
+                    logger.warning("%d episode(s) were lost with a worker; running them again", len(pending))
+        finally:
+            bar.close()
+            pool.kill()
+        final = recorded_status(out_dir)
+        if stop.signum:
+            raise EvalInterrupted(stop.signum, sum(i in final for i in ids), len(ids), out_dir)
+    selected = set(ids)
+    rows = [r for r in load_table(out_dir, ["id", "f1", "gpt_judge"]).to_pylist() if r["id"] in selected]
     return EvalSummary(
         total=len(items),
         recorded=sum(i in final for i in ids),
@@ -200,8 +222,8 @@ def run_evaluation(
         missing=[i for i in ids if i not in final],
         ran=len(todo),
         elapsed_s=time.perf_counter() - start,
-        f1=sum(v or 0.0 for v in table["f1"].to_pylist()) / max(1, len(items)),
-        gpt_judge=judge_accuracy(table["gpt_judge"].to_pylist(), len(items)),
+        f1=sum(r["f1"] or 0.0 for r in rows) / max(1, len(items)),
+        gpt_judge=judge_accuracy([r["gpt_judge"] for r in rows], len(items)),
         moved_aside=tuple(str(p) for p in moved),
     )
 
@@ -263,7 +285,9 @@ class _WorkerPool:
             ray.kill(actor)
 
 
-def _one_pass(pending, pool: _WorkerPool, per_worker: int, bar, scores: _Running) -> None:
+def _one_pass(pending, pool: _WorkerPool, per_worker: int, bar, scores: _Running, stop: StopFlag) -> None:
+    """Run ``pending`` on the pool, at most ``per_worker`` episodes in flight per worker; returns early once
+    ``stop`` is set (the episodes still in flight are left to the caller)."""
     import ray
     from ray.exceptions import RayActorError
 
@@ -271,7 +295,7 @@ def _one_pass(pending, pool: _WorkerPool, per_worker: int, bar, scores: _Running
     in_flight: dict[Any, tuple[int, Any]] = {}
     load = [0] * len(pool.actors)
     errors = 0
-    while queue or in_flight:
+    while (queue or in_flight) and not stop.signum:
         while queue and len(in_flight) < per_worker * len(pool.actors):
             w = min(range(len(load)), key=load.__getitem__)
             index, item = queue.popleft()

@@ -5,13 +5,13 @@ part files change (names, sizes or modification times), so a run of thousands of
 Parquet once and every later page of its table is a sort, a filter and a slice in memory. One episode with its
 whole conversation is read from the one part file that holds its latest record.
 
-A run with an unreadable part file is listed as damaged (which file, why) with no rows, so the other runs,
-``/runs/all`` and the charts still show; ``sws report --repair`` moves the part aside.
+A run with an unreadable part file, or a ``run.json`` that is not JSON or is mistyped (``"items": "abc"``), is
+listed as damaged (which file, why) with no rows, so the other runs, ``/runs/all`` and the charts still show;
+``sws report --repair`` moves a damaged part aside.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import threading
@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from sws.eval.records import EpisodeRecord
 from sws.eval.report import RunStats, stats_from_rows
 from sws.eval.results import RUN_FILE, DamagedPartError, part_files, read_part
+from sws.eval.run_meta import DamagedRunError, read_run_meta
 
 ALL_RUNS = "all"
 # (key, label) of the table columns, in display order; every key is sortable
@@ -69,13 +70,19 @@ class RunInfo:
 @dataclass(slots=True)
 class RunSummary:
     """The cached summary of one run: rows (table columns + ``run``), where each id's record lives, stats;
-    ``damage`` (``parts/NAME: reason``) when a part file cannot be read, and then no rows."""
+    ``damage`` (``parts/NAME: reason`` or ``run.json: reason``) when the run cannot be read, and then no
+    rows."""
 
     signature: tuple
     rows: list[dict[str, Any]]
     part_of: dict[str, Path]
     stats: RunStats | None
     damage: str = ""
+
+    @property
+    def meta_damaged(self) -> bool:
+        """The damage is in ``run.json`` (not in a part file)."""
+        return self.damage.startswith(f"{RUN_FILE}:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +285,10 @@ def _signature(run_dir: Path) -> tuple:
 
 
 def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
+    try:
+        meta = read_run_meta(run.path)
+    except DamagedRunError as exc:
+        return RunSummary(signature, [], {}, None, f"{RUN_FILE}: {exc.reason}")
     tables, sources = [], []
     for path in part_files(run.path):
         try:
@@ -293,20 +304,13 @@ def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
     for row in kept:
         row["run"] = run.key
     part_of = {rows[i]["id"]: sources[i] for i in last.values()}
-    return RunSummary(signature, kept, part_of, _stats(_read_meta(run.path), kept))
+    # sws.eval.report.run_stats from the rows already loaded, so opening a run reads its part files once
+    return RunSummary(signature, kept, part_of, stats_from_rows(meta, kept))
 
 
 def _read_meta(run_dir: Path) -> dict[str, Any]:
+    """``run.json`` for the run's label; {} when it is damaged (its summary says how)."""
     try:
-        meta = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_run_meta(run_dir).model_dump()
+    except DamagedRunError:
         return {}
-    return meta if isinstance(meta, dict) else {}
-
-
-def _stats(meta: dict[str, Any], rows: list[dict[str, Any]]) -> RunStats | None:
-    """``sws.eval.report.run_stats`` of a run from its already loaded rows, so opening a run reads its part
-    files once. None without a usable ``run.json``."""
-    if not meta.get("dataset") or not meta.get("model"):
-        return None
-    return stats_from_rows(meta, rows)

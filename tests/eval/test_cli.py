@@ -2,6 +2,7 @@
 baseline over real HTTP, episodes on Ray actors, resume, and the tables."""
 
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -83,6 +84,55 @@ def test_truncated_part_is_refused_then_repaired(leads_root, tmp_path):
     (ui_run,) = RunStore([run]).runs
     assert (stats.n, stats.recorded, stats.missing) == (6, 6, 0)
     assert RunStore([run]).summary(ui_run).stats == stats
+
+
+def test_a_resume_with_other_inputs_is_refused(leads_root, tmp_path):
+    """The issue: another --data file reusing the ids, another eval.seed under random_300, a larger --limit
+    were each mixed into the run (and the report said n=10, Submit (%) 400.00). Each is refused with what
+    differs; a larger --limit is allowed with --extend, recorded, and every count is of the recorded rows."""
+    from sws.eval.report import run_stats
+    from sws.eval.results import part_files, recorded_status
+    from sws.eval.run_meta import read_run_meta
+    from sws.ui.runs import RunStore
+
+    run = tmp_path / "run"
+    other = tmp_path / "other.jsonl"  # the same ids with other questions
+    lines = Path(BAMBOOGLE).read_text(encoding="utf-8").splitlines()
+    other.write_text(
+        "".join(json.dumps({**json.loads(line), "question": f"Q{i}?"}) + "\n" for i, line in enumerate(lines))
+    )
+    runner = CliRunner()
+
+    def evaluate(data=BAMBOOGLE, limit=3, seed=42, *extra):
+        args = ["eval", "--dataset", "Bamboogle", "--data", str(data), "--subset", "random_300"]
+        args += ["--limit", str(limit), "--index", str(leads_root / "index"), "--out", str(run)]
+        return runner.invoke(cli, [*args, "eval.workers=1", f"eval.seed={seed}", *extra])
+
+    assert evaluate().exit_code == 0
+    for result, differs in [
+        (evaluate(other), "data_sha256 "),
+        (evaluate(seed=7), "sampling_seed 42 → 7"),
+        (evaluate(limit=6), "holds a run of 3 items, not these 6; add --extend to add the new items to it"),
+    ]:
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+        message = result.output.strip().splitlines()[-1]
+        assert message.startswith(f"Error: {run} holds ") and differs in message, message
+    assert len(recorded_status(run)) == 3
+
+    extended = evaluate(BAMBOOGLE, 6, 42, "--extend")
+    assert extended.exit_code == 0, extended.output
+    summary = json.loads(extended.output[extended.output.index("{") :])
+    assert (summary["total"], summary["ran"], summary["recorded"], summary["missing"]) == (6, 3, 6, [])
+    meta = read_run_meta(run)
+    assert (meta.items, [(e.from_items, e.items) for e in meta.extended]) == (6, [(3, 6)])
+    ids = [i for p in part_files(run) for i in pq.read_table(p, columns=["id"])["id"].to_pylist()]
+    assert len(ids) == len(set(ids)) == 6
+    stats = run_stats(run)
+    (ui_run,) = RunStore([run]).runs
+    assert (stats.n, stats.recorded, stats.missing) == (6, 6, 0) and stats.submit_rate <= 1.0
+    assert RunStore([run]).summary(ui_run).stats == stats
+    report = runner.invoke(cli, ["report", str(run), "--out", str(tmp_path / "report"), "--no-plots"])
+    assert report.exit_code == 0 and "| heuristic-baseline-no-llm | 6 |" in report.output, report.output
 
 
 def test_eval_refuses_bad_input(tmp_path):

@@ -1,8 +1,13 @@
 """Tables 3-6 from results directories: denominators are the dataset size, failures are shown."""
 
+import json
+import re
+
 import pytest
+from click.testing import CliRunner
 
 from sws.agent import AgentConfig, Episode
+from sws.cli import cli
 from sws.env import tool_schemas
 from sws.eval import QAItem
 from sws.eval.records import EpisodeRecord
@@ -117,3 +122,33 @@ def test_the_progress_line_says_when_no_judge_ran(tmp_path):
     judged = _Running(tmp_path)
     assert judged.add({"f1": 1.0, "gpt_judge": 0}) == "avg F1=100.00 | avg llm_judge=0.00"
     assert judged.add({"f1": 0.0, "gpt_judge": None}) == "avg F1=50.00 | avg llm_judge=0.00"
+
+
+def test_no_rate_exceeds_100_percent(tmp_path):
+    """A run mixed before runs had an identity: its run.json selects 2 items, 5 episodes are recorded (the
+    issue: n=10, Submit (%) 400.00). Every count is of the recorded rows: n is 5, every rate at most 100 %."""
+    ok = ("submitted", 1.0, 1, 3, 2, 1, 1000, 2.0)
+    make_run(tmp_path, "Bamboogle", "Qwen3.5-9B", [ok] * 5, 2)
+    (stats,) = collect([tmp_path])
+    assert (stats.n, stats.recorded, stats.missing) == (5, 5, 0)
+    assert all(0.0 <= rate <= 1.0 for rate in (stats.f1, stats.judge, stats.submit_rate))
+    result = CliRunner().invoke(
+        cli, ["report", str(tmp_path), "--out", str(tmp_path / "report"), "--no-plots"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "| Bamboogle | 5 | 3.00 | 2.00 | 1.00 | 100.00 |" in result.output
+    percentages = [float(cell) for cell in re.findall(r"\| (\d+\.\d\d)(?= \|)", result.output)]
+    assert percentages and max(percentages) <= 100.0
+
+
+def test_a_mistyped_run_json_is_one_line_error(tmp_path):
+    """The issue's ``"model": ["x"]``: a one-line Error naming the file and the field, not a traceback."""
+    out = make_run(tmp_path, "Bamboogle", "Qwen3.5-9B", [("submitted", 1.0, 1, 3, 2, 1, 1000, 2.0)], 1)
+    run = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({**run, "model": ["x"]}))
+    result = CliRunner().invoke(
+        cli, ["report", str(tmp_path), "--out", str(tmp_path / "report"), "--no-plots"]
+    )
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    message = f"Error: {out / 'run.json'} is damaged: model: Input should be a valid string; fix it, or move"
+    assert result.output.splitlines() == [f"{message} that run out of the directories reported"]

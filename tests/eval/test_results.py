@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 
 import pytest
 
@@ -9,11 +10,12 @@ from sws.agent import AgentConfig, Episode
 from sws.agent.scripted_server import ScriptedLLMServer
 from sws.env import tool_schemas
 from sws.eval import QAItem
+from sws.eval.datasets import ids_sha256
+from sws.eval.lock import RunLockedError, run_lock
 from sws.eval.records import EpisodeRecord
 from sws.eval.results import (
     DamagedPartError,
     PartWriter,
-    RunMismatchError,
     load_records,
     load_table,
     move_damaged_parts,
@@ -21,6 +23,7 @@ from sws.eval.results import (
     prepare_run,
     recorded_status,
 )
+from sws.eval.run_meta import DamagedRunError, RunMismatchError, read_run_meta
 from sws.eval.runner import EpisodeWorker
 
 CONFIG = AgentConfig(model="m")
@@ -42,13 +45,76 @@ def record(item_id, status="submitted", f1=1.0):
 
 def test_prepare_run_refuses_another_run(tmp_path):
     prepare_run(tmp_path, RUN)
-    prepare_run(tmp_path, {**RUN, "items": 125})  # not part of the identity
+    prepare_run(tmp_path, {**RUN, "llm_base_url": "http://other/v1"})  # not part of the identity
     assert json.loads((tmp_path / "run.json").read_text())["fingerprint"] == "f1"
     for key, value in [("fingerprint", "f2"), ("model", "other"), ("subset", "random_300")]:
         with pytest.raises(RunMismatchError, match=key):
             prepare_run(tmp_path, {**RUN, key: value})
     with pytest.raises(RunMismatchError, match="agent_config"):
         prepare_run(tmp_path, {**RUN, "agent_config": AgentConfig(model="m", temperature=0.0).to_dict()})
+
+
+def test_the_inputs_and_the_selection_are_the_identity(tmp_path):
+    """The issue's cases: a second --data file with the ids of the first, another sampling seed, a larger
+    --limit; each refused with what differs, the larger selection allowed with ``extend`` and recorded."""
+    run = {**RUN, "data_sha256": "a" * 64, "subset": "random_300", "sampling_seed": 42}
+    ids = [f"q{i}" for i in range(6)]
+    prepare_run(tmp_path, run, ids[:3])
+    cases = [
+        ({**run, "data_sha256": "b" * 64}, ids[:3], r"data_sha256 aaaaaaaaaaaa… → bbbbbbbbbbbb…"),
+        ({**run, "sampling_seed": 7}, ids[:3], "sampling_seed 42 → 7"),
+        (run, ids, "holds a run of 3 items, not these 6; add --extend"),
+        (run, ["q9", "q1", "q2"], "another selection of 3 items; add --extend"),
+    ]
+    for changed, selection, message in cases:
+        with pytest.raises(RunMismatchError, match=message) as caught:
+            prepare_run(tmp_path, changed, selection)
+        assert "\n" not in str(caught.value)
+    for selection in (["q9", *ids[1:]], ids[:2]):  # not only more items after the recorded ones
+        with pytest.raises(RunMismatchError, match="--extend only adds items after the 3"):
+            prepare_run(tmp_path, run, selection, extend=True)
+    before = (tmp_path / "run.json").read_text()
+    assert (
+        prepare_run(tmp_path, run, ids[:3], extend=True).items == 3
+        and (tmp_path / "run.json").read_text() == before
+    )
+    meta = prepare_run(tmp_path, run, ids, extend=True)
+    saved = json.loads((tmp_path / "run.json").read_text())
+    assert saved["items"] == meta.items == 6 and saved["ids_sha256"] == ids_sha256(ids)
+    assert [(e["from_items"], e["items"]) for e in saved["extended"]] == [(3, 6)]
+    prepare_run(tmp_path, run, ids)  # the extended run resumes as it now stands
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"items": "abc"}, "items: Input should be a valid integer"),
+        ({"model": ["x"]}, "model: Input should be a valid string"),
+        ({"items": -3}, "items: Input should be greater than or equal to 0"),
+        ("[1, 2]", "the top level: Input should be a valid dictionary"),
+        ('{"dataset": "Bamb', "JSONDecodeError: Unterminated string"),
+    ],
+)
+def test_a_mistyped_run_json_is_damaged(tmp_path, change, reason):
+    """The issue's ``"items": "abc"`` and ``"model": ["x"]``, and run.json files not holding a JSON object."""
+    prepare_run(tmp_path, RUN)
+    saved = json.loads((tmp_path / "run.json").read_text())
+    broken = change if isinstance(change, str) else json.dumps({**saved, **change})
+    (tmp_path / "run.json").write_text(broken)
+    for call in (lambda: read_run_meta(tmp_path), lambda: prepare_run(tmp_path, RUN)):
+        with pytest.raises(DamagedRunError) as caught:
+            call()
+        assert caught.value.reason.startswith(reason) and "\n" not in str(caught.value)
+        assert str(caught.value).startswith(f"{tmp_path / 'run.json'} is damaged: ")
+    assert (tmp_path / "run.json").read_text() == broken  # left as it was
+
+
+def test_run_lock_names_the_holder_and_is_released(tmp_path):
+    holder = f"in use by another sws eval \\(PID {os.getpid()}\\)"
+    with run_lock(tmp_path), pytest.raises(RunLockedError, match=holder), run_lock(tmp_path):
+        pass
+    with run_lock(tmp_path):  # released on exit
+        pass
 
 
 def test_parts_are_atomic_and_the_last_record_wins(tmp_path):

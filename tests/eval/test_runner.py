@@ -9,7 +9,8 @@ import pytest
 from sws.agent import AgentConfig
 from sws.agent.scripted_server import Faults, ScriptedLLMServer
 from sws.eval import QAItem
-from sws.eval.results import RunMismatchError, part_files, recorded_status
+from sws.eval.results import part_files, recorded_status
+from sws.eval.run_meta import RunMismatchError
 from sws.eval.runner import run_evaluation
 
 pytestmark = pytest.mark.ray

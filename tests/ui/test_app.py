@@ -268,6 +268,35 @@ def test_a_damaged_run_is_listed_and_the_others_still_show(tmp_path):
         )
 
 
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"items": "abc"}, "items: Input should be a valid integer"),
+        ({"model": ["x"]}, "model: Input should be a valid string"),
+        ("{not json", "JSONDecodeError: "),
+    ],
+)
+def test_a_mistyped_run_json_is_listed_as_damaged(tmp_path, change, reason):
+    """The issue's ``"items": "abc"`` / ``"model": ["x"]`` answered 500 on /runs, /runs/all and /charts."""
+    synthetic_run(tmp_path / "good", 30)
+    bad = synthetic_run(tmp_path / "bad", 20, dataset="MuSiQue")
+    run = json.loads((bad / "run.json").read_text())
+    (bad / "run.json").write_text(change if isinstance(change, str) else json.dumps({**run, **change}))
+    with TestClient(create_app(run_dirs=[tmp_path])) as c:
+        pages = {path: c.get(path) for path in ("/runs", "/runs/all", "/charts", "/runs/bad")}
+        for path, page in pages.items():
+            assert page.status_code == 200, path
+        for path in ("/runs", "/runs/bad"):
+            card = pages[path].text.split('class="note damaged">')[1].split("</p>")[0]
+            assert pages[path].text.count('class="note damaged"') == 1, path
+            assert (
+                str(escape(f"run.json: {reason}")) in card
+                and "until its <code>run.json</code> is fixed" in card
+            )
+        assert 'data-run="good"' in pages["/runs"].text and "30 episodes" in pages["/charts"].text
+        assert c.get("/runs/all", params={"per_page": 500}).text.count('class="episode-link"') == 30
+
+
 def test_mountable_under_a_prefix(ui_tools, ui_runs):
     parent = FastAPI()
     parent.mount("/ui", create_app(run_dirs=[ui_runs["root"]], tools=ui_tools))
