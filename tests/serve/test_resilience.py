@@ -1,25 +1,29 @@
 """Load and faults against the real served app (short versions of the issue's acceptance runs; the full
-ones are ``benchmarks/serve_load.py``): 256 concurrent clients queue without a failed request, and a
-retrieval replica killed mid-load is replaced by Serve with at most 1% of requests failing, clearly."""
+ones, timed, are ``benchmarks/serve_load.py``): 256 concurrent clients queue without a failed request, and a
+retrieval replica killed mid-load is replaced by Serve with at most 1% of requests failing, clearly, the
+other replica answering meanwhile.
+
+The loads end by count, not by the clock (``counted_load.py``), so each assertion holds at any speed: the
+kill comes after a number of answers, the load ends once every client has had a number of answers to
+requests sent after it, and the 1% is of a request count fixed by the test.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import threading
 import time
 
 import httpx
 import pytest
 
 from serve.launch import serve_status
-from tests.benchmarks.conftest import bench_module
 from tests.serve.cases import QUERIES
 from tests.serve.conftest import TOKEN
+from tests.serve.counted_load import per_client, run_closed_loop, summary, with_info
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-load = bench_module("loadgen").load  # the benchmarks' load generator
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 
@@ -48,7 +52,9 @@ def _replicas(url: str, want: int = 2, tries: int = 200) -> dict[str, int]:
     return seen
 
 
-def _wait_full_health(server, victim: str, timeout_s: float = 120.0) -> dict:
+def _wait_full_health(server, victim: str, timeout_s: float = 300.0) -> dict:
+    """Wait for Serve's replacement of ``victim``. ``timeout_s`` is a hang guard, not a measurement: the
+    recovery-time goal (180 s) is ``benchmarks/serve_load.py``'s."""
     deadline = time.monotonic() + timeout_s
     status: dict = {}
     while time.monotonic() < deadline:
@@ -63,35 +69,51 @@ def _wait_full_health(server, victim: str, timeout_s: float = 120.0) -> dict:
 
 
 def test_256_clients_queue_without_failures(server, engine):
-    result = load(server.url, _mixed_requests(engine), clients=256, seconds=10.0, token=TOKEN, timeout_s=120)
-    summary = result.summary()
-    assert result.failed == 0, summary
-    assert result.requests > 256, summary
+    """256 clients at once (8 times the 2 x 32 running slots), 4 requests each: every one answered."""
+    clients, each = 256, 4
+    answers = run_closed_loop(
+        server.url, _mixed_requests(engine), clients=clients, until=per_client(each), token=TOKEN
+    )
+    assert len(answers) == clients * each and all(a.ok for a in answers), summary(answers)
+
+
+CLIENTS = 64  # more than one replica's 32 running slots: the survivor queues
+BEFORE_KILL = 1024  # answers before the kill
+AFTER_KILL = 84  # then each client goes on until this many answers to requests it sent after the kill
+TOTAL_AT_LEAST = BEFORE_KILL + CLIENTS * AFTER_KILL  # 6400 = 100 x CLIENTS: 1% of it is one per client
+# every failure says what happened: an HTTP error status with a body, or the transport error's name
+# (a response cut after its headers fails its Content-Length check: ClientPayloadError); a TimeoutError
+# (no answer in 120 s) is not among them
+CLEAR = ("HTTP 5", "ClientOSError", "ServerDisconnectedError", "ClientPayloadError")
 
 
 def test_killed_replica_is_replaced_under_load(server, engine):
     replicas = _replicas(server.url)
     assert len(replicas) == 2, replicas
-    victim, pid = min(replicas.items())
-    outcome = {}
+    (victim, pid), (survivor, _) = sorted(replicas.items())
+    requests = with_info(_mixed_requests(engine))  # every fifth a GET /info: it says which replica answered
+    killed_at: list[float] = []
 
-    def run_load():
-        outcome["result"] = load(server.url, _mixed_requests(engine), clients=64, seconds=12.0, token=TOKEN)
+    def kill_once(answers) -> None:
+        if not killed_at and len(answers) >= BEFORE_KILL:
+            os.kill(pid, signal.SIGKILL)  # the replica process crashes: no drain, no goodbye
+            killed_at.append(time.perf_counter())
 
-    thread = threading.Thread(target=run_load)
-    thread.start()
-    time.sleep(3.0)
-    os.kill(pid, signal.SIGKILL)  # the replica process crashes: no drain, no goodbye
-    thread.join()
-    result = outcome["result"]
-    summary = result.summary()
-    assert result.requests > 200, summary
-    assert result.failed <= 0.01 * result.requests, summary
-    # every failure says what happened: an HTTP error status with a body, or the transport error's name
-    # (a response cut after its headers fails its Content-Length check: ClientPayloadError)
-    clear = ("HTTP 5", "ClientOSError", "ServerDisconnectedError", "ClientPayloadError")
-    for sample in result.error_samples:
-        assert sample.startswith(clear), sample
-    after_kill = [status for t, status in result.timeline if t > 4.5]
-    assert after_kill.count(200) > 50, summary  # the surviving replica kept answering
+    def enough(mine) -> bool:
+        return bool(killed_at) and sum(a.started > killed_at[0] for a in mine) >= AFTER_KILL
+
+    answers = run_closed_loop(
+        server.url, requests, clients=CLIENTS, until=enough, token=TOKEN, on_answer=kill_once
+    )
+    report = summary(answers)
+    assert len(answers) >= TOTAL_AT_LEAST, report  # by construction: the 1% below is of at least this many
+    failed = [a for a in answers if not a.ok]
+    assert len(failed) <= 0.01 * len(answers), report
+    for answer in failed:
+        assert answer.error.startswith(CLEAR), answer.error
+    # requests sent after the kill were answered by the survivor (and, once up, the replacement), never by
+    # the victim: the kill took, and the other replica kept answering
+    sent_after = [a for a in answers if a.started > killed_at[0]]
+    after = {json.loads(a.body)["replica"] for a in sent_after if a.ok and a.path == "/info"}
+    assert survivor in after and victim not in after, (victim, survivor, after)
     _wait_full_health(server, victim)
