@@ -8,7 +8,8 @@ step's outcome (ok / failed / skipped, why, seconds) and figures go to one JSON 
 Each step has its own timeout inside the total budget (``--budget-s``); a failed step is recorded with the
 end of its log and the check goes on; a step whose input failed is skipped, naming it. The ``gpu`` extra
 comes from ``--wheelhouse DIR`` (made beforehand on a machine with internet, same Python and platform:
-``pip download -d DIR '.[gpu]' 'setuptools>=68'``) or, without one, from the package registry if it answers.
+``pip download -d DIR '.[gpu]' 'setuptools>=68' && pip download --no-deps -d DIR faiss-gpu-cuvs==1.15.1``)
+or, without one, from the package registry if it answers.
 Exit status: 0 every step ok or skipped, 1 a step failed, 2 no GPU (nothing run; ``--dry-run`` exits 0).
 Only the standard library is used here, so any ``python3`` can run it; the steps run under ``--python``.
 """
@@ -114,10 +115,10 @@ def junit_figures(path: Path) -> dict[str, Any]:
     return {**counts, "tests": tests}
 
 
-def gpu_extra_pin(name: str) -> str:
-    """The ``gpu`` extra's requirement for ``name`` in pyproject.toml (one source of the pins)."""
-    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["gpu"]
-    return next(r for r in extra if re.split(r"[=<>!~\[; ]", r, maxsplit=1)[0] == name)
+def extra_pin(extra: str, name: str) -> str:
+    """The requirement for ``name`` in pyproject.toml's ``extra`` (one source of the pins)."""
+    reqs = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"][extra]
+    return next(r for r in reqs if re.split(r"[=<>!~\[; ]", r, maxsplit=1)[0] == name)
 
 
 def gpu_test_files() -> list[str]:
@@ -363,7 +364,8 @@ def _stop(process: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 
 def install_commands(check: Check) -> list[list[str]]:
-    """The ``gpu`` extra, then faiss-gpu-cuvs in place of faiss-cpu (same ``faiss`` module)."""
+    """The ``gpu`` extra, then faiss-gpu-cuvs in place of faiss-cpu (same ``faiss`` module; without its
+    dependencies, whose cuBLAS conflicts with torch's: pyproject.toml ``faiss-gpu``)."""
     py = check.python
     if not check.install:
         raise Skip("--no-install")
@@ -381,14 +383,15 @@ def install_commands(check: Check) -> list[list[str]]:
     else:
         raise Fail(
             "no package registry reachable and no --wheelhouse: on a machine with internet and the same Python "
-            "and platform run `pip download -d WHEELS '.[gpu]' 'setuptools>=68'`, copy WHEELS here and pass "
+            "and platform run `pip download -d WHEELS '.[gpu]' 'setuptools>=68'` and `pip download --no-deps -d "
+            "WHEELS faiss-gpu-cuvs==1.15.1`, copy WHEELS here and pass "
             "--wheelhouse WHEELS"
         )
     pip = [py, "-m", "pip", "install", "-q", "--no-cache-dir", *source]
     return [
         [*pip, "-e", ".[gpu]"],
         [py, "-m", "pip", "uninstall", "-y", "faiss-cpu"],
-        [*pip, "--force-reinstall", "--no-deps", gpu_extra_pin("faiss-gpu-cuvs")],
+        [*pip, "--force-reinstall", "--no-deps", extra_pin("faiss-gpu", "faiss-gpu-cuvs")],
     ]
 
 
@@ -499,7 +502,7 @@ def steps(check: Check, port: int = 8000) -> list[Step]:
         ),
         Step(
             "llm_serve",
-            "Ray Serve LLM (vLLM) app of the tiny model, parsers qwen3_coder / qwen3",
+            "Ray Serve LLM (vLLM) app of the tiny model, parsers hermes / qwen3 (its template's JSON tool calls)",
             240,
             lambda c: [
                 [py, "benchmarks/gpu_llm.py", "serve", str(model), "--port", str(port), "--timeout-s", "230"]

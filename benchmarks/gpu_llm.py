@@ -30,9 +30,10 @@ if str(REPO) not in sys.path:  # run as `python benchmarks/gpu_llm.py` without i
 
 
 def app_args(model_dir: str | Path) -> dict[str, Any]:
-    """``LLMServeConfig`` fields for the tiny model on one GPU: the parsers come from its family (Qwen3:
-    ``qwen3_coder`` / ``qwen3``, as the paper's models), a context that fits an episode's 20 rounds, a small
-    share of the GPU's memory, and eager mode (no graph capture: a faster start for a 2-layer model)."""
+    """``LLMServeConfig`` fields for the tiny model on one GPU: the parsers come from its family and chat
+    template (plain Qwen3's JSON tool calls: ``hermes`` / ``qwen3``), a context that fits an episode's 20
+    rounds, a small share of the GPU's memory, and eager mode (no graph capture: a faster start for a 2-layer
+    model)."""
     return {
         "model": str(Path(model_dir).resolve()),
         "max_model_len": 32_768,
@@ -41,7 +42,7 @@ def app_args(model_dir: str | Path) -> dict[str, Any]:
         "max_num_seqs": 32,
         "max_ongoing_requests": 64,
         "replicas": {"min_replicas": 1, "max_replicas": 1},
-        "engine_kwargs": {"enforce_eager": True},
+        "enforce_eager": True,
         "app_name": "llm",
         "route_prefix": "/",
     }

@@ -7,9 +7,9 @@ the serving path (engine, tokenizer, chat template, tool-call and reasoning pars
 
     python benchmarks/tiny_qwen3.py OUT_DIR        # prints {"model": OUT_DIR, "parameters": ...}
 
-The chat template is Qwen3's, which writes tool calls as JSON in ``<tool_call>`` tags; the paper's Qwen3.5
-models (and the ``qwen3_coder`` parser they are served with) use an XML form inside the same tags. A
-random-weight model emits neither, so this matters only for reading rendered prompts.
+The chat template is Qwen3's, which writes tool calls as JSON in ``<tool_call>`` tags (vLLM's ``hermes``
+parser, which ``serve/llm.py`` picks from the template); the paper's Qwen3.5 models (``qwen3_coder``) use an
+XML form inside the same tags.
 """
 
 from __future__ import annotations

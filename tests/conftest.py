@@ -1,4 +1,5 @@
-"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache), and one local Ray per test session."""
+"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache), one local Ray per test session
+and the tiny random-weight Qwen3 model."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ def ray_local():
     init_ray(num_cpus=2)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_dir(tmp_path_factory) -> Path:
+    """The tiny random-weight Qwen3 chat model of ``benchmarks/tiny_qwen3.py``, made once per session."""
+    from tests.benchmarks.conftest import bench_module
+
+    return bench_module("tiny_qwen3").make_tiny_qwen3(tmp_path_factory.mktemp("models") / "tiny-qwen3")
 
 
 @pytest.fixture(scope="session")

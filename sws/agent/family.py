@@ -2,7 +2,9 @@
 
 Mistral: tool-call ids remapped to 9 alphanumerics and ``content: null`` sent as ``""``, invalid function names
 rejected, the round-budget reminder appended to a trailing tool message. Gemma-4: thinking switched off and
-past reasoning removed. Everything else is sent as stored.
+past reasoning removed. Every family: an assistant message's ``tool_calls: null`` (the SDK's dump of a text
+reply) is left out, a deviation: vLLM refuses it (400, ``tool_calls`` must be a list), so the round after a
+nudge failed there (SGLang, the reference's server, accepts it). Everything else is sent as stored.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def extra_body(family: str) -> dict[str, Any] | None:
 
 def rewrite_request_messages(messages: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
     """The family's rewrite of the (already compressed) request copy; the input list is not changed."""
+    messages = [_without_null_tool_calls(m) for m in messages]
     if family == "mistral":
         return _mistral_messages(messages)
     if family == "gemma4":
@@ -65,6 +68,12 @@ def rewrite_request_messages(messages: list[dict[str, Any]], family: str) -> lis
             for m in messages
         ]
     return messages
+
+
+def _without_null_tool_calls(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("role") == "assistant" and "tool_calls" in message and message["tool_calls"] is None:
+        return {k: v for k, v in message.items() if k != "tool_calls"}
+    return message
 
 
 def _mistral_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

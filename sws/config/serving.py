@@ -124,21 +124,32 @@ class ToolClientConfig:
 class LLMServeConfig:
     """The actor LLM on Ray Serve LLM (vLLM engine), OpenAI-compatible (``serve/llm.py``).
 
-    ``tool_call_parser`` / ``reasoning_parser`` None: chosen from the model family (Qwen3*: ``qwen3_coder`` /
-    ``qwen3``, as the reference's SGLang launch; Gemma-4: ``gemma4``; Mistral: ``mistral``).
+    ``device``: ``gpu`` (the ``gpu`` extra, vLLM's CUDA build) or ``cpu`` (the ``llm-cpu`` extra, vLLM's CPU
+    build; KV cache of ``cpu_kv_cache_gib``, chunked prefill off). ``tool_call_parser`` / ``reasoning_parser``
+    None: chosen from the model family (Qwen3*: ``qwen3_coder`` / ``qwen3``, as the reference's SGLang launch,
+    ``hermes`` where the chat template writes JSON tool calls as plain Qwen3's; Gemma-4: ``gemma4``; Mistral:
+    ``mistral``).
     """
 
     model: str = "Qwen/Qwen3.5-9B"  # Hugging Face id or a local / s3:// / gs:// path
     served_model_name: str | None = None  # None: the model's last path component
+    device: str = "gpu"  # gpu | cpu
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
-    max_model_len: int = 65_536
+    max_model_len: int = 65_536  # the model's context for the engine (prompt + completion), per model
     dtype: str = "bfloat16"
-    gpu_memory_utilization: float = 0.85
+    gpu_memory_utilization: float = 0.85  # gpu only
+    cpu_kv_cache_gib: int = 4  # cpu only: VLLM_CPU_KVCACHE_SPACE of the engine
+    enforce_eager: bool = False  # True: no CUDA graphs / torch.compile (a faster start, slower decode)
     max_num_seqs: int = 64  # concurrent sequences per replica (the reference ran 8 per GPU)
+    chat_template: str | None = None  # a Jinja file (or the template) for models whose own lacks tools
     tool_call_parser: str | None = None
+    tool_strict_level: str | None = (
+        None  # auto | function | parameter (vLLM's --tool-strict-level); None: auto
+    )
     reasoning_parser: str | None = None
     accelerator_type: str | None = None  # e.g. A100-80G, H100; None: any GPU
+    num_cpus: float = 1.0  # cpu only: Ray CPUs per engine worker, shared with its replica; ingress: 1 more
     replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
     max_ongoing_requests: int = 64
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # any other vLLM engine argument

@@ -90,6 +90,10 @@ def test_nudges_after_rounds_without_tool_calls(server, tools, run_episode):
     assert len(server.requests) == 20  # a round without a tool call still counts
     assert server.requests[1]["messages"][-1] == {"role": "user", "content": NUDGE_AFTER_TEXT}
     assert server.requests[2]["messages"][-1] == {"role": "user", "content": NUDGE_AFTER_EMPTY}
+    # the text reply's tool_calls: null is stored, and left out of the request (vLLM refuses it)
+    assert ep.messages[2]["role"] == "assistant" and ep.messages[2]["tool_calls"] is None
+    assert "tool_calls" not in server.requests[1]["messages"][2]
+    assert server.requests[1]["messages"][2] == {k: v for k, v in ep.messages[2].items() if k != "tool_calls"}
     assert [m["content"] for m in ep.messages if m["role"] == "user"][1:4] == [
         NUDGE_AFTER_TEXT,
         NUDGE_AFTER_EMPTY,

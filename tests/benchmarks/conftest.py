@@ -1,12 +1,10 @@
-"""Benchmark scripts are files, not a package: load them by path; one tiny Qwen3 model per session."""
+"""Benchmark scripts are files, not a package: load them by path."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
-
-import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -20,8 +18,3 @@ def bench_module(name: str):
         sys.modules[key] = module
         spec.loader.exec_module(module)
     return sys.modules[key]
-
-
-@pytest.fixture(scope="session")
-def tiny_qwen3_dir(tmp_path_factory) -> Path:
-    return bench_module("tiny_qwen3").make_tiny_qwen3(tmp_path_factory.mktemp("models") / "tiny-qwen3")

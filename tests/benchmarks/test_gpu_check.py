@@ -31,11 +31,11 @@ STEP_NAMES = [
 ]
 
 
-def test_llm_app_config_names_the_papers_parsers_and_the_local_model(tiny_qwen3_dir):
+def test_llm_app_config_names_the_templates_parsers_and_the_local_model(tiny_qwen3_dir):
     config = llm_config(gpu_llm.app_args(tiny_qwen3_dir))
     assert config["model_loading_config"] == {"model_id": "tiny-qwen3", "model_source": str(tiny_qwen3_dir)}
     engine = config["engine_kwargs"]
-    assert (engine["tool_call_parser"], engine["reasoning_parser"]) == ("qwen3_coder", "qwen3")
+    assert (engine["tool_call_parser"], engine["reasoning_parser"]) == ("hermes", "qwen3")
     assert engine["enable_auto_tool_choice"] is True and engine["enforce_eager"] is True
     max_positions = json.loads((tiny_qwen3_dir / "config.json").read_text())["max_position_embeddings"]
     assert engine["max_model_len"] <= max_positions and engine["gpu_memory_utilization"] <= 0.3
@@ -47,13 +47,13 @@ def test_family_comes_from_the_model_config_when_the_name_says_nothing(tiny_qwen
         tiny_qwen3_dir, tmp_path / "actor", ignore=shutil.ignore_patterns("*.safetensors")
     )
     engine = llm_config(gpu_llm.app_args(renamed))["engine_kwargs"]
-    assert (engine["tool_call_parser"], engine["reasoning_parser"]) == ("qwen3_coder", "qwen3")
+    assert (engine["tool_call_parser"], engine["reasoning_parser"]) == ("hermes", "qwen3")
 
 
 def test_ray_serve_llm_accepts_the_app_config(tiny_qwen3_dir):
     models = pytest.importorskip("ray.llm._internal.serve.core.configs.llm_config")
     config = models.LLMConfig(**llm_config(gpu_llm.app_args(tiny_qwen3_dir)))
-    assert config.model_id == "tiny-qwen3" and config.engine_kwargs["tool_call_parser"] == "qwen3_coder"
+    assert config.model_id == "tiny-qwen3" and config.engine_kwargs["tool_call_parser"] == "hermes"
 
 
 def test_script_parses():

@@ -107,7 +107,7 @@ def test_gpu_builder_hands_each_whole_shard_to_cagra(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not gpu_build_available(), reason="needs a GPU with faiss-gpu-cuvs (the gpu extra)")
+@pytest.mark.skipif(not gpu_build_available(), reason="needs a GPU with faiss-gpu-cuvs (the faiss-gpu extra)")
 def test_cagra_shards_on_the_gpu(tmp_path):
     x, queries = _unit_rows(20000, 64), _unit_rows(200, 64, seed=1)
     indexer = FaissIndexer(m=16, ef_search=96, shard_rows=12000, builder="gpu")

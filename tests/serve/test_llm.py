@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from serve.llm import INSTALL_HINT, build_app, llm_config, load_llm_config, parsers
+from serve import llm
+from serve.llm import INSTALL_HINT, build_app, check_cpu_install, llm_config, load_llm_config
+from serve.llm_parsers import chat_template, parsers, template_tool_format
 from sws.config import AutoscalingSettings, LLMServeConfig
 
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
@@ -18,7 +20,8 @@ HAS_VLLM = importlib.util.find_spec("vllm") is not None
     [
         ("Qwen/Qwen3.5-9B", ("qwen3_coder", "qwen3")),
         ("Qwen/Qwen3.5-4B", ("qwen3_coder", "qwen3")),
-        ("/models/qwen3-32b-instruct", ("qwen3_coder", "qwen3")),
+        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", ("qwen3_coder", "qwen3")),
+        ("/models/qwen3-32b-instruct", ("hermes", "qwen3")),  # plain Qwen3: JSON tool calls
         ("google/gemma-4-27b-it", ("gemma4", "gemma4")),
         ("mistralai/Ministral-8B-Instruct", ("mistral", None)),
         ("mistralai/Magistral-Small", ("mistral", "mistral")),
@@ -100,12 +103,88 @@ def test_build_app_without_vllm_names_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray.serve.llm", None)  # as where vLLM is missing: the import fails
     with pytest.raises(ImportError, match="pip install -e '.\\[gpu\\]'"):
         build_app(LLMServeConfig())
-    assert "gpu" in INSTALL_HINT
+    assert "'.[gpu]'" in INSTALL_HINT and "'.[llm-cpu]'" in INSTALL_HINT
+
+
+def test_cpu_device_config():
+    config = llm_config(
+        {"model": "/models/qwen3-8b", "device": "cpu", "max_model_len": 8192, "cpu_kv_cache_gib": 2}
+    )
+    engine = config["engine_kwargs"]
+    assert (engine["enable_chunked_prefill"], engine["max_num_batched_tokens"]) == (False, 8192)
+    assert "gpu_memory_utilization" not in engine and "enforce_eager" not in engine
+    assert config["accelerator_config"] == {"kind": "cpu"}
+    assert config["runtime_env"] == {"env_vars": {"VLLM_CPU_KVCACHE_SPACE": "2"}}
+    assert config["placement_group_config"] == {"bundle_per_worker": {"CPU": 1.0}}
+    assert config["deployment_config"]["ray_actor_options"] == {"num_cpus": 0}  # shares the engine's bundle
+    gpu = llm_config({"model": "/models/qwen3-8b", "max_model_len": 8192})
+    assert (
+        gpu["engine_kwargs"]["gpu_memory_utilization"] == 0.85
+        and "enable_chunked_prefill" not in gpu["engine_kwargs"]
+    )
+    assert not {"accelerator_config", "runtime_env", "placement_group_config"} & set(gpu)
+
+
+@pytest.mark.parametrize(
+    "engine_kwargs", [{"enable_chunked_prefill": True}, {"max_num_batched_tokens": 2048}]
+)
+def test_cpu_settings_that_crash_vllm_cpu_raise(engine_kwargs):
+    with pytest.raises(ValueError, match="chunked prefill crashes"):
+        llm_config({"device": "cpu", "max_model_len": 4096, "engine_kwargs": engine_kwargs})
+    assert llm_config({"max_model_len": 4096, "engine_kwargs": engine_kwargs})  # gpu: vLLM's business
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"device": "tpu"},
+        {"device": "cpu", "accelerator_type": "H100"},
+        {"device": "cpu", "cpu_kv_cache_gib": 0},
+    ],
+)
+def test_bad_device_settings_raise(bad):
+    with pytest.raises(ValueError, match="device"):
+        llm_config(bad)
+
+
+def test_eager_template_and_strict_level_reach_the_engine(tmp_path):
+    template = tmp_path / "tools.jinja"
+    template.write_text("{%- for m in messages %}<tool_call><function={{ m.name }}>{%- endfor %}")
+    engine = llm_config(
+        {
+            "model": "/models/qwen3-8b",
+            "enforce_eager": True,
+            "chat_template": str(template),
+            "tool_strict_level": "function",
+        }
+    )["engine_kwargs"]
+    assert engine["enforce_eager"] is True and engine["tool_strict_level"] == "function"
+    assert engine["chat_template"] == template.read_text()  # the text: replicas need not see the file
+    assert engine["tool_call_parser"] == "qwen3_coder"  # what this template writes, not the name's hermes
+    assert not {"chat_template", "tool_strict_level", "enforce_eager"} & set(llm_config({})["engine_kwargs"])
+
+
+def test_tool_format_of_a_template(tiny_qwen3_dir):
+    assert template_tool_format(chat_template(str(tiny_qwen3_dir))) == "hermes"
+    assert template_tool_format("<tool_call>\n<function=search>") == "qwen3_coder"
+    assert template_tool_format("{{ messages }}") is None
+    assert parsers(str(tiny_qwen3_dir)) == ("hermes", "qwen3")
+
+
+def test_cpu_config_is_accepted_by_ray_serve_llm_models():
+    models = pytest.importorskip("ray.llm._internal.serve.core.configs.llm_config")
+    config = models.LLMConfig(**llm_config({"device": "cpu", "max_model_len": 4096}))
+    assert config.accelerator_config.kind == "cpu"
+
+
+def test_cpu_install_check_names_the_packages_to_remove(monkeypatch):
+    check_cpu_install()  # the README's install: none of the torchvision family is left
+    monkeypatch.setattr(llm, "CUDA_ONLY_ON_PYPI", ("pytest",))  # an installed distribution, no +cpu build
+    with pytest.raises(RuntimeError, match="pip uninstall -y pytest"):
+        check_cpu_install()
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(
-    not HAS_VLLM, reason="needs a GPU machine with vLLM (the gpu extra; vLLM ships GPU builds only)"
-)
+@pytest.mark.skipif(not HAS_VLLM, reason="needs vLLM (the gpu or llm-cpu extra)")
 def test_build_app_with_vllm():
     assert build_app(LLMServeConfig(model="Qwen/Qwen3.5-4B")) is not None

@@ -34,7 +34,7 @@ def build_cagra_hnsw(x: np.ndarray, m: int, ef_construction: int, ef_search: int
         raise RuntimeError(
             f"the GPU index build needs faiss with cuVS and a visible GPU (faiss {faiss.__version__} has "
             f"GpuIndexCagra: {hasattr(faiss, 'GpuIndexCagra')}, GPUs: {faiss.get_num_gpus()}); install the "
-            "gpu extra (faiss-gpu-cuvs) or build with index.dense.builder=cpu"
+            'faiss-gpu extra (faiss-gpu-cuvs, README "GPU nodes") or build with index.dense.builder=cpu'
         )
     x = np.ascontiguousarray(x, dtype=np.float32)
     config = faiss.GpuIndexCagraConfig()

