@@ -6,6 +6,7 @@ cost time proportional to their size, never exponential backtracking.
 
 from __future__ import annotations
 
+import bisect
 import re
 import time
 
@@ -33,8 +34,8 @@ DROPPED_ELEMENTS = (
 )
 _DROPPED = "|".join(DROPPED_ELEMENTS)
 SELF_CLOSING = re.compile(rf"<(?:{_DROPPED})\b[^>]*/>", re.IGNORECASE)
-ELEMENT_WITH_CONTENT = re.compile(rf"<({_DROPPED})\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-UNCLOSED_OPENING = re.compile(rf"<(?:{_DROPPED})\b[^>]*>", re.IGNORECASE)
+OPENING = re.compile(rf"<({_DROPPED})\b[^>]*>", re.IGNORECASE)
+CLOSING = re.compile(rf"</({_DROPPED})\s*>", re.IGNORECASE)
 NOWIKI = re.compile(r"<nowiki\s*>(.*?)</nowiki\s*>|<nowiki\s*/>", re.IGNORECASE | re.DOTALL)
 BR = re.compile(r"<br\s*/?\s*>|</br\s*>", re.IGNORECASE)
 ANY_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
@@ -63,8 +64,28 @@ def strip_comments_and_refs(text: str) -> str:
     """Remove comments, references and the other non-prose elements (with their content)."""
     text = COMMENT.sub("", text)
     text = SELF_CLOSING.sub("", text)
-    text = ELEMENT_WITH_CONTENT.sub("", text)
-    return UNCLOSED_OPENING.sub("", text)
+    return OPENING.sub("", _drop_elements(text))  # what is left: openings never closed
+
+
+def _drop_elements(text: str) -> str:
+    """Drop each ``<name …>…</name>`` (the first closing of that name after the opening; no nesting, as
+    MediaWiki's parser extensions). The closings are indexed once, so unclosed openings cost a lookup each,
+    not a scan to the end of the page (a regex ``<ref>.*?</ref>`` is quadratic in them)."""
+    closings: dict[str, list[int]] = {}
+    for match in CLOSING.finditer(text):
+        closings.setdefault(match.group(1).lower(), []).append(match.start())
+    ends = {m.start(): m.end() for m in CLOSING.finditer(text)}
+    out, kept, pos = [], 0, 0
+    while opening := OPENING.search(text, pos):
+        starts = closings.get(opening.group(1).lower(), [])
+        i = bisect.bisect_left(starts, opening.end())
+        if i == len(starts):  # never closed: left for the caller, the search goes on inside it
+            pos = opening.start() + 1
+            continue
+        out.append(text[kept : opening.start()])
+        kept = pos = ends[starts[i]]
+    out.append(text[kept:])
+    return "".join(out)
 
 
 def balanced_spans(text: str, pattern: re.Pattern = BRACES) -> list[tuple[int, int]]:

@@ -58,18 +58,29 @@ class _TableBuilder:
             self.caption += " " + text
 
 
-def _parse(lines: list[str], inline: Callable[[str], str]) -> _TableBuilder:
+def _closings(lines: list[str]) -> dict[int, int]:
+    """For each ``{|`` line, the index after the ``|}`` that closes it (``len(lines)``: never closed), in one
+    pass: a scan per nested table would be quadratic in unclosed ones."""
+    ends, open_at = {}, []
+    for k, line in enumerate(lines):
+        line = _table_line(line)
+        if line.startswith("{|"):
+            open_at.append(k)
+        elif line.startswith("|}") and open_at:
+            ends[open_at.pop()] = k + 1
+    return ends | dict.fromkeys(open_at, len(lines))
+
+
+def _parse(lines: list[str], inline: Callable[[str], str], start: int = 0, ends: dict | None = None):
+    """The table whose ``{|`` is ``lines[start]``, up to its closing (nested tables flattened into cells)."""
+    ends = _closings(lines) if ends is None else ends
     table = _TableBuilder()
-    i = 1
-    while i < len(lines):
+    i, end = start + 1, ends[start]
+    while i < end:
         line = _table_line(lines[i]).rstrip()
         if line.startswith("{|"):  # nested table: flatten into the current cell
-            depth, j = 1, i + 1
-            while j < len(lines) and depth:
-                inner = _table_line(lines[j])
-                depth += inner.startswith("{|") - inner.startswith("|}")
-                j += 1
-            nested = _parse(lines[i:j], inline)
+            j = ends[i]
+            nested = _parse(lines, inline, i, ends)
             table.append_text("; ".join(" ".join(c for c in row if c) for row in nested.rows))
             i = j
             continue

@@ -1,8 +1,10 @@
-"""The low-level scanners: top-level balanced spans and parameter splitting."""
+r"""The low-level scanners: top-level balanced spans, parameter splitting, and dropped elements (with their
+content, whatever their case and attributes; an opening never closed goes alone, its text kept: the semantics
+of ``<(ref|…)\b[^>]*>.*?</\1\s*>`` then ``<(ref|…)\b[^>]*>``, without their quadratic cost)."""
 
 import pytest
 
-from sws.corpus.markup import BRACKETS, balanced_spans, split_params
+from sws.corpus.markup import BRACKETS, balanced_spans, split_params, strip_comments_and_refs
 
 
 @pytest.mark.parametrize(
@@ -38,3 +40,21 @@ def test_balanced_spans_of_links():
 )
 def test_split_params_on_top_level_pipes(inner, params):
     assert split_params(inner) == params
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a<ref>x</ref>b", "ab"),
+        ('a<REF name="n">x</Ref >b<ref name=n />c', "abc"),
+        ("a<ref>x</ref>b<ref>y</ref>c", "abc"),  # each opening ends at the first closing after it
+        ("a<ref>x<ref>y</ref>b</ref>c", "ab</ref>c"),  # no nesting: a stray closing is left (as any tag)
+        ("a<ref>x</gallery>b", "ax</gallery>b"),  # closed by another name: not closed
+        ("a<gallery>x<ref>y</ref>b", "axb"),
+        ("a<references>x</references>b<refx>y</refx>", "ab<refx>y</refx>"),
+        ("a<!-- <ref> -->b</ref>c", "ab</ref>c"),
+        ("<ref>" * 3 + "text", "text"),
+    ],
+)
+def test_dropped_elements(text, expected):
+    assert strip_comments_and_refs(text) == expected
