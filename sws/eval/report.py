@@ -198,7 +198,9 @@ def _failure_notes(stats: Iterable[RunStats]) -> list[str]:
         if s.errored or s.missing:
             notes.append(f"{run}: {s.errored} errored, {s.missing} missing of {s.n:,} (counted as 0)")
         if s.context_exhausted:
-            notes.append(f"{run}: {s.context_exhausted} of {s.n:,} outgrew the model's context (no answer: 0)")
+            notes.append(
+                f"{run}: {s.context_exhausted} of {s.n:,} outgrew the model's context (no answer: 0)"
+            )
     return notes
 
 
