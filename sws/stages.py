@@ -196,7 +196,6 @@ def evaluate(
     """
     from sws.agent import HEURISTIC_MODEL, AgentConfig
     from sws.eval.datasets import DatasetError, canonical_dataset, file_sha256, load_dataset, select
-    from sws.eval.judge import default_cache_dir
     from sws.eval.lock import RunLockedError
     from sws.eval.results import DamagedPartError
     from sws.eval.run_meta import DamagedRunError, RunMismatchError
@@ -224,18 +223,12 @@ def evaluate(
         if not model:
             raise StageError("--model is required with --llm-base-url", usage=True)
         out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
-        try:
-            agent = AgentConfig(model=model, **dataclasses.asdict(e.agent))
-        except ValueError as exc:
-            raise StageError(f"eval.agent: {exc}", usage=True) from exc
         init_ray(cfg.ray.address, cfg.ray.num_cpus)
         judge = None
         if e.judge:
             judge = {
                 "model": e.judge_model,
-                "base_url": e.judge_base_url or base_url,
-                "timeout": e.timeout_s,
-                "cache_dir": str(default_cache_dir()),  # the driver's SWS_CACHE, not a Ray worker's
+                "base_url": e.judge_base_url,
                 "variant": e.judge_variant,
                 "api_key": os.environ.get(e.judge_api_key_env),
             }
@@ -243,7 +236,7 @@ def evaluate(
             summary = run_evaluation(
                 items,
                 out,
-                config=agent,
+                config=AgentConfig(model=model),
                 llm={
                     "base_url": base_url,
                     "api_key": os.environ.get(e.api_key_env, "EMPTY"),
