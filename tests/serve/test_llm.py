@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import pytest
@@ -11,8 +10,6 @@ from serve import llm
 from serve.llm import INSTALL_HINT, build_app, check_cpu_install, llm_config, load_llm_config
 from serve.llm_parsers import chat_template, parsers, template_tool_format
 from sws.config import AutoscalingSettings, LLMServeConfig
-
-HAS_VLLM = importlib.util.find_spec("vllm") is not None
 
 
 @pytest.mark.parametrize(
@@ -185,6 +182,5 @@ def test_cpu_install_check_names_the_packages_to_remove(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not HAS_VLLM, reason="needs vLLM (the gpu or llm-cpu extra)")
 def test_build_app_with_vllm():
     assert build_app(LLMServeConfig(model="Qwen/Qwen3.5-4B")) is not None
