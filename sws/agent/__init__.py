@@ -4,10 +4,25 @@ The scripted OpenAI-compatible server for tests and demos is ``sws.agent.scripte
 here: it pulls in FastAPI and uvicorn).
 """
 
-from sws.agent.episode import STOP_MAX_ROUNDS, STOP_SUBMITTED, AgentConfig, Episode, SearchAgent
+from sws.agent.episode import (
+    STOP_CONTEXT_EXHAUSTED,
+    STOP_MAX_ROUNDS,
+    STOP_SUBMITTED,
+    TOOL_CHOICES,
+    AgentConfig,
+    Episode,
+    SearchAgent,
+)
 from sws.agent.family import model_family
 from sws.agent.history import compress_history
-from sws.agent.llm import LLMEndpoint, LLMEndpointError, LLMTimeoutError, is_transient_llm_error
+from sws.agent.llm import (
+    ContextExhaustedError,
+    LLMEndpoint,
+    LLMEndpointError,
+    LLMTimeoutError,
+    is_context_overflow,
+    is_transient_llm_error,
+)
 from sws.agent.policies import HEURISTIC_MODEL, POLICIES, heuristic_answer
 from sws.agent.prompts import (
     NUDGE_AFTER_EMPTY,
@@ -22,9 +37,12 @@ __all__ = [
     "NUDGE_AFTER_EMPTY",
     "NUDGE_AFTER_TEXT",
     "POLICIES",
+    "STOP_CONTEXT_EXHAUSTED",
     "STOP_MAX_ROUNDS",
     "STOP_SUBMITTED",
+    "TOOL_CHOICES",
     "AgentConfig",
+    "ContextExhaustedError",
     "Episode",
     "LLMEndpoint",
     "LLMEndpointError",
@@ -34,6 +52,7 @@ __all__ = [
     "ToolRunner",
     "compress_history",
     "heuristic_answer",
+    "is_context_overflow",
     "is_transient_llm_error",
     "model_family",
     "round_budget_message",

@@ -12,20 +12,27 @@ from typing import Any
 
 from sws.agent.family import extra_body, model_family, rewrite_request_messages, valid_tool_name
 from sws.agent.history import compress_history
-from sws.agent.llm import LLMEndpoint
+from sws.agent.llm import ContextExhaustedError, LLMEndpoint
 from sws.agent.prompts import INVALID_TOOL_NAME_NOTICE, nudge_message, round_budget_message, system_prompt
 from sws.agent.tools import ToolBox, ToolRunner
 from sws.env import tool_schemas
 
 STOP_SUBMITTED = "Tool submitted final answer"
 STOP_MAX_ROUNDS = "Max round num reached"
+STOP_CONTEXT_EXHAUSTED = "Context length exhausted"
+TOOL_CHOICES = ("auto", "required")  # auto: the paper; required: every round a tool call (models that never
+# call tools on auto), submit_answer ends the episode
 
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
-    """The model and sampling settings of a run (the reference defaults); saved with every record."""
+    """The model and sampling settings of a run (the reference defaults); saved with every record.
+
+    ``tool_choice`` is sent with every request (:data:`TOOL_CHOICES`).
+    """
 
     model: str
+    tool_choice: str = "auto"
     max_round: int = 20
     max_tool_calls_per_step: int = 5
     temperature: float = 0.7
@@ -39,6 +46,8 @@ class AgentConfig:
     def __post_init__(self):
         if self.max_round < 1 or self.max_tool_calls_per_step < 1:
             raise ValueError(f"max_round and max_tool_calls_per_step must be >= 1: {self}")
+        if self.tool_choice not in TOOL_CHOICES:
+            raise ValueError(f"tool_choice={self.tool_choice!r}: expected one of {TOOL_CHOICES}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -48,8 +57,10 @@ class AgentConfig:
 class Episode:
     """What one episode did: the full untruncated history, the answer, and counts for the statistics.
 
-    ``status`` is ``submitted``, ``max_rounds`` or ``error`` (then ``error_type`` / ``error`` say why, and
-    ``stop_reason`` is None). ``rounds`` counts LLM calls; tool counts are over the calls kept after the cap.
+    ``status`` is ``submitted``, ``max_rounds``, ``context_exhausted`` (the history outgrew the model's
+    context: a defined outcome with no answer, the endpoint's refusal in ``error``) or ``error`` (then
+    ``error_type`` / ``error`` say why, and ``stop_reason`` is None). ``rounds`` counts LLM calls; tool counts
+    are over the calls kept after the cap.
     """
 
     messages: list[dict[str, Any]]
@@ -108,7 +119,8 @@ class SearchAgent:
     async def run(self, question: str, index: int = 0) -> Episode:
         """One episode for ``question``; ``index`` (the item's position) sets the seed ``config.seed + index``.
 
-        Never raises for LLM or tool failures: they end the episode with status ``error``.
+        Never raises for LLM or tool failures: they end the episode with status ``error``, a prompt over the
+        model's context with ``context_exhausted``.
         """
         cfg = self.config
         ep = Episode(
@@ -121,6 +133,9 @@ class SearchAgent:
         start = time.perf_counter()
         try:
             await self._loop(ep)
+        except ContextExhaustedError as exc:
+            ep.status, ep.stop_reason, ep.predicted_answer = "context_exhausted", STOP_CONTEXT_EXHAUSTED, ""
+            ep.error_type, ep.error = type(exc).__name__, str(exc)
         except Exception as exc:  # noqa: BLE001 - a failed episode is recorded with its error, never lost
             ep.status, ep.stop_reason, ep.predicted_answer = "error", None, ""
             ep.error_type, ep.error = type(exc).__name__, str(exc)
@@ -163,7 +178,7 @@ class SearchAgent:
             "model": cfg.model,
             "messages": rewrite_request_messages(request, self.family),
             "tools": self.schemas,
-            "tool_choice": "auto",
+            "tool_choice": cfg.tool_choice,
             "temperature": cfg.temperature,
             "top_p": cfg.top_p,
             "max_completion_tokens": cfg.max_completion_tokens,

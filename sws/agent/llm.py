@@ -8,7 +8,7 @@ cost more CPU than everything else in a round. Connections are spread over sever
 The timeout is a deadline for the whole request, the answer's last byte included (``asyncio.timeout``; the
 HTTP client's own timeouts are per read, which a server sending a byte a second never trips). An answer that
 is not a chat completion (HTML from a proxy, an SSE stream, no choices) raises :class:`LLMEndpointError`
-naming what came instead.
+naming what came instead; a 400 for a prompt over the model's context raises :class:`ContextExhaustedError`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,21 @@ class LLMEndpointError(openai.OpenAIError):
 
 class LLMTimeoutError(LLMEndpointError):
     """No complete answer within the request's deadline (transient: retried)."""
+
+
+class ContextExhaustedError(LLMEndpointError):
+    """The endpoint refused the prompt as longer than the model's context (vLLM's 400 once the history passes
+    ``max_model_len``): no retry can fit it, the episode ends here."""
+
+
+_CONTEXT_OVERFLOW = re.compile(r"context[ _]length", re.IGNORECASE)
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """A 400 about the context length: vLLM's ``This model's maximum context length is N tokens. However, your
+    prompt contains M input tokens, ...`` (or ``... M characters ...``, ``Input length (M) exceeds model's
+    maximum context length (N).``), OpenAI's ``context_length_exceeded``."""
+    return isinstance(exc, openai.BadRequestError) and bool(_CONTEXT_OVERFLOW.search(str(exc)))
 
 
 def is_transient_llm_error(exc: BaseException) -> bool:
@@ -121,6 +137,8 @@ class LLMEndpoint:
                     async with self._semaphore:
                         response = await self._post(body)
         except openai.APIStatusError as exc:
+            if is_context_overflow(exc):
+                raise ContextExhaustedError(f"the LLM endpoint refused the prompt: {exc}") from exc
             refusal = self._policy.refusal(exc)
             if refusal is None:
                 raise

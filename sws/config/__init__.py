@@ -6,7 +6,7 @@ Serve application builders alike.
 """
 
 from sws.config.corpus import ChunkConfig, CleanConfig, CorpusConfig, DumpConfig
-from sws.config.eval import EvalConfig
+from sws.config.eval import AgentSettings, EvalConfig
 from sws.config.index import DenseIndexConfig, EmbedderConfig, EmbedJobConfig, IndexConfig, KeywordIndexConfig
 from sws.config.loader import (
     PROFILES_DIR,
@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_PORT",
     "INGRESS_MODES",
     "PROFILES_DIR",
+    "AgentSettings",
     "AutoscalingSettings",
     "ChunkConfig",
     "CleanConfig",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Literal
 import openai
 
 from sws.agent.llm import LLMEndpoint
+from sws.cache import cache_dir
 from sws.eval.metrics import exact_match
 from sws.io import write_text_atomically
 
@@ -91,12 +91,8 @@ def parse_verdict(raw: str | None) -> int | None:
 
 
 def default_cache_dir() -> Path:
-    """``$SWS_CACHE/llm_judge``, else ``./.cache/llm_judge`` when ``./.cache`` exists, else ``~/.cache/sws/llm_judge``."""
-    if os.environ.get("SWS_CACHE"):
-        return Path(os.environ["SWS_CACHE"]) / "llm_judge"
-    if Path(".cache").is_dir():
-        return Path(".cache") / "llm_judge"
-    return Path.home() / ".cache" / "sws" / "llm_judge"
+    """``llm_judge`` under the cache root (``sws.cache``)."""
+    return cache_dir("llm_judge")
 
 
 @dataclass(frozen=True, slots=True)

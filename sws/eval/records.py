@@ -63,8 +63,8 @@ RECORD_SCHEMA = pa.schema(
 class EpisodeRecord:
     """One finished (or failed) episode of one item.
 
-    ``eval`` is None until scored (and for failed episodes); ``status`` is ``submitted``, ``max_rounds`` or
-    ``error``. ``fingerprint`` identifies the environment (index + tools) the episode ran against.
+    ``eval`` is None until scored (and for failed episodes); ``status`` is ``submitted``, ``max_rounds``,
+    ``context_exhausted`` (scored: no answer) or ``error``. ``fingerprint`` identifies the environment (index + tools) the episode ran against.
     """
 
     id: str

@@ -8,6 +8,8 @@ Project decisions (the reference computes no tool-use statistics, CONTRACT.md §
 - Rounds, search / open calls, total tokens and runtime are means over the recorded episodes (errored ones
   included, with what they did before failing); ``n`` says how many there were.
 - The submit rate is the share of the dataset that ended with ``submit_answer``.
+- An episode whose history outgrew the model's context (``context_exhausted``) is a recorded outcome with no
+  answer (0 for F1 and Judge), never run again; the tables' notes count them.
 - A damaged part file stops the report (``DamagedPartError``); ``sws report --repair`` moves it to
   ``<run>/damaged/`` and its episodes count as missing until ``sws eval`` resumes that run.
 """
@@ -49,6 +51,7 @@ class RunStats:
     recorded: int
     errored: int
     missing: int
+    context_exhausted: int
     f1: float
     judge: float | None  # None: no episode has a judge verdict (no judge ran)
     submit_rate: float
@@ -88,6 +91,7 @@ def stats_from_rows(run: RunMeta, rows: list[dict]) -> RunStats:
         recorded=recorded,
         errored=sum(r.get("status") == "error" for r in rows),
         missing=n - recorded,
+        context_exhausted=sum(r.get("status") == "context_exhausted" for r in rows),
         f1=sum(r.get("f1") or 0.0 for r in rows) / n if n else 0.0,
         judge=judge_accuracy((r.get("gpt_judge") for r in rows), n),
         submit_rate=sum(r.get("status") == "submitted" for r in rows) / n if n else 0.0,
@@ -188,12 +192,16 @@ def tool_use_table(stats: Sequence[RunStats], model: str, subset: str = "full_te
 
 
 def _failure_notes(stats: Iterable[RunStats]) -> list[str]:
-    return [
-        f"{DATASET_LABELS.get(s.dataset, s.dataset)} / {s.model}: {s.errored} errored, {s.missing} missing of "
-        f"{s.n:,} (counted as 0)"
-        for s in stats
-        if s.errored or s.missing
-    ]
+    notes = []
+    for s in stats:
+        run = f"{DATASET_LABELS.get(s.dataset, s.dataset)} / {s.model}"
+        if s.errored or s.missing:
+            notes.append(f"{run}: {s.errored} errored, {s.missing} missing of {s.n:,} (counted as 0)")
+        if s.context_exhausted:
+            notes.append(
+                f"{run}: {s.context_exhausted} of {s.n:,} outgrew the model's context (no answer: 0)"
+            )
+    return notes
 
 
 def report_tables(stats: Sequence[RunStats]) -> list[Table]:

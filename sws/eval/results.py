@@ -111,7 +111,7 @@ def move_damaged_parts(out_dir: str | Path) -> list[Path]:
 
 
 def recorded_status(out_dir: str | Path, run_id: str = "") -> dict[str, str]:
-    """id -> status of its latest record (``submitted``, ``max_rounds`` or ``error``).
+    """id -> status of its latest record (``submitted``, ``max_rounds``, ``context_exhausted`` or ``error``).
 
     Raises:
         DamagedPartError: a part file cannot be read.

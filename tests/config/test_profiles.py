@@ -44,3 +44,14 @@ def test_resolved_profile_is_pinned(name):
     expected = EXPECTED / f"resolved-{Path(name).stem}.json"
     assert expected.is_file(), f"pin the new profile: write {expected.relative_to(REPO)}"
     assert json.dumps(resolved, indent=1) + "\n" == expected.read_text()  # keys, defaults and key order
+
+
+def test_the_agent_section_defaults_are_the_agents():
+    """``eval.agent`` starts from ``AgentConfig``'s own defaults (the paper's), one for one."""
+    from dataclasses import asdict
+
+    from sws.agent import AgentConfig
+    from sws.config import AgentSettings
+
+    settings = asdict(AgentSettings())
+    assert {k: v for k, v in asdict(AgentConfig(model="m")).items() if k in settings} == settings

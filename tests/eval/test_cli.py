@@ -168,3 +168,30 @@ def test_eval_over_a_damaged_index_records_errors_not_submissions(damaged_index,
 
     refused = CliRunner().invoke(cli, [*args, "--verify"])
     assert refused.exit_code == 1 and ".store is damaged" in refused.output
+
+
+def test_the_profiles_agent_settings_and_judge_endpoint_reach_the_requests(leads_root, tmp_path):
+    """``eval.agent`` becomes the run's AgentConfig (recorded, sent every round); ``eval.judge_base_url: null``
+    judges on the agent's endpoint, as ``-c smollm2`` does with its served model, caching under the driver's
+    ``SWS_CACHE`` (this test's own), not wherever the Ray workers' environment points."""
+    from sws.agent.scripted_server import ScriptedLLMServer
+    from sws.eval.judge import JUDGE_SYSTEM_PROMPT
+    from sws.eval.results import load_table
+
+    with ScriptedLLMServer(policy="search_then_submit") as server:
+        args = ["eval", "--dataset", "Bamboogle", "--data", BAMBOOGLE, "--limit", "2"]
+        args += ["--index", str(leads_root / "index"), "--out", str(tmp_path / "run")]
+        args += ["--llm-base-url", server.url, "--model", "search_then_submit", "eval.workers=1"]
+        args += ["eval.agent.tool_choice=required", "eval.agent.max_completion_tokens=256", "eval.judge=true"]
+        args += ["eval.judge_model=search_then_submit", "eval.judge_base_url=null"]
+        result = CliRunner().invoke(cli, args)
+        requests = list(server.requests)
+    assert result.exit_code == 0, result.output
+    agent = [r for r in requests if r["messages"][0]["content"] != JUDGE_SYSTEM_PROMPT]
+    judged = [r for r in requests if r["messages"][0]["content"] == JUDGE_SYSTEM_PROMPT]
+    assert len(agent) == 4 and {(r["tool_choice"], r["max_completion_tokens"]) for r in agent} == {
+        ("required", 256)
+    }
+    assert len(judged) == 2 and {r["model"] for r in judged} == {"search_then_submit"}
+    rows = load_table(tmp_path / "run").to_pylist()
+    assert [json.loads(r["agent_config"])["tool_choice"] for r in rows] == ["required", "required"]

@@ -87,7 +87,24 @@ def test_tables(tmp_path):
     assert "- Bamboogle / Qwen3.5-9B: 1 errored" in text
     assert r"\begin{tabular}{lrrrrrrr}" in tex.read_text() and r"Submit (\%)" in tex.read_text()
     header, *lines = csv_path.read_text().splitlines()
-    assert header.startswith("dataset,subset,model,n,recorded,errored,missing,f1,judge") and len(lines) == 4
+    assert header.startswith("dataset,subset,model,n,recorded,errored,missing,context_exhausted,f1,judge")
+    assert len(lines) == 4
+
+
+def test_episodes_that_outgrew_the_context_are_counted(tmp_path):
+    out = make_run(
+        tmp_path,
+        "Bamboogle",
+        "SmolLM2-135M-Instruct",
+        [("submitted", 1.0, 1, 3, 2, 0, 900, 2.0), ("context_exhausted", 0.0, 0, 6, 6, 0, 9000, 9.0)],
+        3,
+    )
+    (stats,) = collect([out])
+    assert (stats.context_exhausted, stats.errored, stats.missing) == (1, 0, 1)
+    assert (stats.f1, stats.submit_rate) == (1 / 3, 1 / 3)  # no answer: 0 of the dataset's 3
+    note = "Bamboogle / SmolLM2-135M-Instruct: 1 of 3 outgrew the model's context (no answer: 0)"
+    for table in (score_table([stats], "full_test"), tool_use_table([stats], "SmolLM2-135M-Instruct")):
+        assert note in table.notes and f"- {note}" in table.markdown()
 
 
 def test_plots(tmp_path):

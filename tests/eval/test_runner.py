@@ -6,7 +6,7 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from sws.agent import AgentConfig
+from sws.agent import STOP_CONTEXT_EXHAUSTED, AgentConfig
 from sws.agent.scripted_server import Faults, ScriptedLLMServer
 from sws.eval import QAItem
 from sws.eval.results import part_files, recorded_status
@@ -29,14 +29,24 @@ def tools_factory():
     return Tools()
 
 
-def evaluate(url, out, items=ITEMS, fingerprint="env-1", **kwargs):
+def long_tools_factory():
+    class Tools:  # 1,200 characters a call (~300 tokens as the scripted server counts)
+        def call_tool(self, name, arguments_json):
+            return "1. [William Shakespeare](https://en.wikipedia.org/wiki/1#chunk-1)\n   - " + "p" * 1130
+
+    return Tools()
+
+
+def evaluate(
+    url, out, items=ITEMS, fingerprint="env-1", model="search_then_submit", tools=tools_factory, **kwargs
+):
     llm = {"base_url": url, "max_concurrency": 32, "timeout": 0.5, "max_attempts": 3, "backoff_s": 0.02}
     return run_evaluation(
         items,
         out,
-        config=AgentConfig(model="search_then_submit"),
+        config=AgentConfig(model=model),
         llm=llm,
-        tools_factory=tools_factory,
+        tools_factory=tools,
         fingerprint=fingerprint,
         dataset="Bamboogle",
         workers=2,
@@ -70,6 +80,23 @@ def test_faults_resume_and_refusal(ray_local, tmp_path):
 
     with pytest.raises(RunMismatchError, match="fingerprint"):
         evaluate(server.url, tmp_path, fingerprint="env-2")
+
+
+def test_a_context_overflow_is_recorded_scored_and_never_rerun(ray_local, tmp_path):
+    """vLLM's 400 for a prompt over ``max_model_len`` (played by the scripted server) is the episode's outcome
+    ``context_exhausted``: recorded with no answer (F1 0), then skipped by a resume as a finished episode."""
+    items, faults = ITEMS[:4], Faults(max_model_len=1000)
+    with ScriptedLLMServer(faults=faults, record_requests=False) as server:
+        first = evaluate(server.url, tmp_path, items, model="never_submit", tools=long_tools_factory)
+        assert server.llm.stats["context_overflows"] == 4  # one refused request per episode
+        second = evaluate(server.url, tmp_path, items, model="never_submit", tools=long_tools_factory)
+        assert server.llm.stats["requests"] == 4 * 3  # the resume sent nothing
+    assert (first.recorded, first.errored, first.ran, second.ran, second.recorded) == (4, 0, 4, 0, 4)
+    rows = pq.read_table(part_files(tmp_path)).to_pylist()
+    assert {(r["status"], r["stop_reason"], r["f1"], r["rounds"]) for r in rows} == {
+        ("context_exhausted", STOP_CONTEXT_EXHAUSTED, 0.0, 2)
+    }
+    assert all("maximum context length is 1000 tokens" in r["error"] for r in rows)
 
 
 def test_killed_worker_loses_nothing(ray_local, tmp_path):

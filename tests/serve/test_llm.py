@@ -168,6 +168,20 @@ def test_tool_format_of_a_template(tiny_qwen3_dir):
     assert parsers(str(tiny_qwen3_dir)) == ("hermes", "qwen3")
 
 
+def test_a_family_without_a_parser_gets_the_form_its_template_writes(tmp_path):
+    """sws's SmolLM2 template (``sws fetch model smollm2`` writes it into the folder) writes hermes JSON calls."""
+    from importlib import resources
+
+    sws_template = (resources.files("sws") / "data" / "smollm2-tools.jinja").read_text()
+    folder = tmp_path / "smollm2"
+    folder.mkdir()
+    (folder / "chat_template.jinja").write_text(sws_template)
+    assert parsers(str(folder)) == ("hermes", None)
+    assert parsers("/models/SmolLM2-135M-Instruct") == (None, None)  # no template to read: no parser
+    engine = llm_config({"model": str(folder), "device": "cpu", "max_model_len": 8192})["engine_kwargs"]
+    assert (engine["enable_auto_tool_choice"], engine["tool_call_parser"]) == (True, "hermes")
+
+
 def test_cpu_config_is_accepted_by_ray_serve_llm_models():
     models = pytest.importorskip("ray.llm._internal.serve.core.configs.llm_config")
     config = models.LLMConfig(**llm_config({"device": "cpu", "max_model_len": 4096}))

@@ -107,6 +107,27 @@ def test_seeded_long_concurrent_requests_leave_the_engine_serving(tiny_llm):
     assert after.usage.completion_tokens >= 1
 
 
+def test_a_prompt_over_max_model_len_is_the_context_exhausted_refusal(tiny_llm):
+    """Ray Serve LLM passes vLLM's 400 on (its own wrapping around vLLM's text): the agent's endpoint raises
+    ``ContextExhaustedError``, which ends an episode as ``context_exhausted``, after one request."""
+    import asyncio
+
+    from sws.agent import ContextExhaustedError, LLMEndpoint
+
+    url, model, _ = tiny_llm
+    words = " ".join(f"v{j}" for j in range(1800))  # ~5,400 tokens: over the 4,096 of the context
+
+    async def ask():
+        endpoint = LLMEndpoint(url, timeout=300, max_attempts=3)
+        try:
+            await endpoint.chat({"model": model, "messages": [{"role": "user", "content": words}]})
+        finally:
+            await endpoint.close()
+
+    with pytest.raises(ContextExhaustedError, match=f"maximum context length is {MAX_MODEL_LEN} tokens"):
+        asyncio.run(ask())
+
+
 def test_an_eval_episode_is_recorded_with_the_engines_token_usage(
     tiny_llm, serve_index, tiny_qwen3_dir, tmp_path
 ):
