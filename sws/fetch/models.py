@@ -12,8 +12,10 @@ replaces the folder only once complete (a killed run leaves the old folder, or n
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import shutil
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -187,7 +189,8 @@ def _convert(gguf: Path, model: PackagedModel, template: str, source: dict, out:
     staging = out.with_name(f".{out.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    _dequantize(gguf, staging)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pool.submit(_dequantize, gguf, staging).result()
     (staging / CHAT_TEMPLATE).write_text(template, encoding="utf-8")
     files = {
         p.name: {"bytes": p.stat().st_size, **file_digests(p)}
@@ -205,7 +208,11 @@ def _convert(gguf: Path, model: PackagedModel, template: str, source: dict, out:
 
 
 def _dequantize(gguf: Path, out: Path) -> None:
-    """The GGUF as a bf16 Hugging Face folder (weights, config, generation config, tokenizer)."""
+    """The GGUF as a bf16 Hugging Face folder (weights, config, generation config, tokenizer).
+
+    Run in a fresh process: what the caller's torch holds (a default device, a meta-device context, memory) must
+    not decide where the weights land, and ``device_map`` pins them to the CPU, never offloaded to ``meta``.
+    """
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
@@ -220,7 +227,9 @@ def _dequantize(gguf: Path, out: Path) -> None:
             ) from None
     folder, name = str(gguf.parent), gguf.name
     weights = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, quantization_config=GgufConfig(dequantize=True), dtype=torch.bfloat16
+        folder, gguf_file=name, quantization_config=GgufConfig(dequantize=True),
+        dtype=torch.bfloat16,
+        device_map={"": "cpu"},
     )
     weights.save_pretrained(out)
     AutoTokenizer.from_pretrained(folder, gguf_file=name).save_pretrained(out)
