@@ -66,6 +66,7 @@ STEPS = [
     Step("serve_load", [], ["--seconds", "10", "--clients", "64"]),
     Step("scale_index", [], ["--quick"]),
     Step("eval_harness", ["overhead"], ["overhead", "--quick"]),
+    Step("llm_serve", [], ["--quick"]),
     Step("embed_qwen3_gpu", [], skip="needs a GPU (run benchmarks/gpu_check.sh on a GPU machine)"),
     Step("gpu_llm", [], skip="needs a GPU (run benchmarks/gpu_check.sh on a GPU machine)"),
 ]

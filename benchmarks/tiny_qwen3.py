@@ -5,7 +5,11 @@ architecture cut down to 2 layers of width 128 (about 20M parameters, most of th
 of Qwen3's checkpoints), bf16 safetensors and Qwen3's generation defaults. Its text is noise: it exercises
 the serving path (engine, tokenizer, chat template, tool-call and reasoning parsers), not answers.
 
-    python benchmarks/tiny_qwen3.py OUT_DIR        # prints {"model": OUT_DIR, "parameters": ...}
+    python benchmarks/tiny_qwen3.py OUT_DIR [--ends-turns]   # prints {"model": OUT_DIR, "parameters": ...}
+
+``--ends-turns`` (``ends_turns=True``) gives every token one embedding vector and ``<|im_end|>`` twice it, so
+the model ends every turn at once (its first token, with probability ~1): an agent episode of 20 empty rounds
+then takes seconds instead of 20 completions of noise (``tests/serve/test_llm_served.py``).
 
 The chat template is Qwen3's, which writes tool calls as JSON in ``<tool_call>`` tags (vLLM's ``hermes``
 parser, which ``serve/llm.py`` picks from the template); the paper's Qwen3.5 models (``qwen3_coder``) use an
@@ -47,8 +51,9 @@ GENERATION = {  # Qwen3 instruct checkpoints' generation_config.json
 }
 
 
-def make_tiny_qwen3(out: str | Path, seed: int = 0) -> Path:
-    """Write the model directory (config, weights, generation config, tokenizer files); returns it."""
+def make_tiny_qwen3(out: str | Path, seed: int = 0, ends_turns: bool = False) -> Path:
+    """Write the model directory (config, weights, generation config, tokenizer files); returns it.
+    ``ends_turns``: a model that answers every turn with ``<|im_end|>`` at once (the module's docstring)."""
     import torch
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
 
@@ -59,16 +64,25 @@ def make_tiny_qwen3(out: str | Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     config = Qwen3Config(vocab_size=VOCAB_SIZE, bos_token_id=BOS, eos_token_id=IM_END, **SHAPE)
     model = Qwen3ForCausalLM(config).to(torch.bfloat16)
+    if ends_turns:  # tied embeddings: every hidden state is ~u, so <|im_end|>'s logit leads by ~|u|·sqrt(d)
+        with torch.no_grad():
+            u = torch.randn(SHAPE["hidden_size"])
+            embeddings = model.model.embed_tokens.weight
+            embeddings[:] = 2.0 * u / u.norm()
+            embeddings[IM_END] *= 2
     model.generation_config = GenerationConfig(**GENERATION)
     model.save_pretrained(out)
     return out
 
 
 def main() -> int:
-    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
-        print("usage: python benchmarks/tiny_qwen3.py OUT_DIR", file=sys.stderr)
+    args = sys.argv[1:]
+    ends_turns = "--ends-turns" in args
+    paths = [a for a in args if a != "--ends-turns"]
+    if len(paths) != 1 or paths[0].startswith("-"):
+        print("usage: python benchmarks/tiny_qwen3.py OUT_DIR [--ends-turns]", file=sys.stderr)
         return 2
-    out = make_tiny_qwen3(sys.argv[1])
+    out = make_tiny_qwen3(paths[0], ends_turns=ends_turns)
     from safetensors import safe_open
 
     with safe_open(str(out / "model.safetensors"), "pt") as weights:

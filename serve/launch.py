@@ -1,4 +1,5 @@
-"""Run the retrieval app on a local Ray (``sws serve``) or deploy it to a running cluster, and wait.
+"""Run the retrieval app (and with ``--llm`` the actor LLM beside it: ``llm_launch.py``) on a local Ray
+(``sws serve``) or deploy it to a running cluster, and wait.
 
 Ingress modes (``ServeConfig.ingress``):
 
@@ -30,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from sws.config import INGRESS_MODES, ServeConfig
+from sws.config import INGRESS_MODES, LLMServeConfig, ServeConfig
 
 if TYPE_CHECKING:
     from serve.processes import ProcessLedger
@@ -168,21 +169,25 @@ def with_local_embedding_threads(cfg: ServeConfig) -> ServeConfig:
 def run(
     cfg: ServeConfig,
     *,
+    llm: LLMServeConfig | None = None,
     ray_address: str | None = None,
     num_cpus: int | None = None,
     on_ready: Callable[[dict[str, Any]], None] | None = None,
     stop: threading.Event | None = None,
     health_timeout_s: float = 180.0,
 ) -> None:
-    """Start (or join) Ray, run the retrieval app, call ``on_ready`` with its URL and Ray address, and block
-    until ``stop`` is set or SIGINT/SIGTERM; then delete the app (and stop the local Ray it started).
+    """Start (or join) Ray, run the retrieval app (and the actor LLM app ``llm`` beside it at its route prefix,
+    ``serve/llm_launch.py``), call ``on_ready`` with their URLs and the Ray address, and block until ``stop``
+    is set or SIGINT/SIGTERM; then delete the apps (and stop the local Ray it started).
 
     Raises:
-        ValueError: bad settings (from ``build_app``).
+        ValueError: bad settings (from the app builders), or a local Ray too small for the apps.
+        TimeoutError: an app did not answer in time (the LLM's engine: ``llm_launch.READY_TIMEOUT_S``).
     """
     import ray
     from ray import serve
 
+    from serve import llm_launch
     from serve.processes import ProcessLedger, reap_stale
     from serve.retrieval import build_app
     from sws.raykit import init_ray
@@ -190,6 +195,12 @@ def run(
     if cfg.ingress not in INGRESS_MODES:
         raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
     build_app(replace(cfg, verify_on_open=False))  # validate before starting anything
+    if llm is not None:
+        from serve.llm import build_app as build_llm_app
+        from serve.llm import llm_config, served_name
+
+        llm = llm_launch.beside_retrieval(llm, cfg)
+        llm_config(llm)  # validated; the app is built on Ray (Ray Serve LLM's builder starts one otherwise)
     local = not (ray_address or os.environ.get("RAY_ADDRESS"))
     ledger = None
     if local and not ray.is_initialized():
@@ -198,25 +209,33 @@ def run(
         ledger = ProcessLedger()
     record = ledger.record if ledger is not None else lambda: None
     stop = stop or threading.Event()
-    init_ray(ray_address, num_cpus)
+    init_ray(ray_address, llm_launch.local_ray_cpus(cfg, llm, num_cpus) if local else num_cpus)
     # after ray.init, which installs its own SIGTERM handler (it would exit without deleting the app)
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         record()
+        if local:
+            llm_launch.check_resources(cfg, llm)
         # built again now that Ray knows this machine's CPUs and GPUs
         app = build_app(with_local_embedding_threads(cfg) if local else cfg)
         serve.start(http_options={"host": cfg.host, "port": cfg.port})
         serve.run(app, name=cfg.app_name, route_prefix=cfg.route_prefix, blocking=False)
-        url = service_url(cfg)
-        wait_healthy(url, health_timeout_s, stop)
+        ready = {"url": service_url(cfg), "app": cfg.app_name}
+        if llm is not None:
+            serve.run(build_llm_app(llm), name=llm.app_name, route_prefix=llm.route_prefix, blocking=False)
+            ready |= {"llm_url": f"{service_url(replace(cfg, route_prefix=llm.route_prefix))}/v1"}
+            ready |= {"llm_app": llm.app_name, "llm_model": served_name(llm)}
+        wait_healthy(ready["url"], health_timeout_s, stop)
+        if llm is not None:
+            token = os.environ.get(llm.token_env) if llm.token_env else None
+            llm_launch.wait_listed(ready["llm_url"], ready["llm_model"], token, stop=stop)
         record()
         if stop.is_set():
             return
         if on_ready is not None:
             on_ready(
                 {
-                    "url": url,
-                    "app": cfg.app_name,
+                    **ready,
                     "ray_address": ray.get_runtime_context().gcs_address,
                     "ingress": cfg.ingress,
                     "pid": os.getpid(),
@@ -226,14 +245,16 @@ def run(
             record()  # replicas and HAProxy reloads start new processes
     finally:
         try:
-            _shut_down(cfg, local, ledger)
+            _shut_down(cfg, local, ledger, llm)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
 
-def _shut_down(cfg: ServeConfig, local: bool, ledger: ProcessLedger | None) -> None:
-    """Delete the app (on a cluster), or stop Serve and the local Ray, then end what is left of the
+def _shut_down(
+    cfg: ServeConfig, local: bool, ledger: ProcessLedger | None, llm: LLMServeConfig | None
+) -> None:
+    """Delete the apps (on a cluster), or stop Serve and the local Ray, then end what is left of the
     processes they started by PID. A Ray that lost a head process (a signal to the whole process group
     reaches some of them too) cannot stop Serve in time: then its processes are ended by PID first."""
     import ray
@@ -241,6 +262,8 @@ def _shut_down(cfg: ServeConfig, local: bool, ledger: ProcessLedger | None) -> N
 
     if not local:
         serve.delete(cfg.app_name)
+        if llm is not None:
+            serve.delete(llm.app_name)
         return
     try:
         if ledger is None or ledger.head_intact():
@@ -257,6 +280,8 @@ def print_ready(event: dict[str, Any]) -> None:
     """One JSON line on stdout (``{"event": "ready", ...}``) that scripts and tests wait for."""
     print(json.dumps({"event": "ready", **event}), flush=True)
     print(f"sws retrieval service at {event['url']} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    if "llm_url" in event:
+        print(f"actor LLM {event['llm_model']} at {event['llm_url']} (OpenAI)", file=sys.stderr, flush=True)
 
 
 class ServeProcess:

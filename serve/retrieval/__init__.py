@@ -5,7 +5,6 @@
 - ``embedding``: the batched ``QueryEmbedder`` deployment and the ingress side that calls it.
 - ``service``: the Ray-free core every route calls (tool calls, bounds, typed errors); ``http_app`` its
   Starlette app, ``mcp_endpoint`` its MCP endpoint, ``request_models`` the reference server's request models.
-- ``grpc_binding``: replica listeners on the node IP.
 """
 
 from serve.retrieval.app import RetrievalIngress, app_builder, build_app, load_serve_config

@@ -29,8 +29,8 @@ import numpy as np
 from ray import serve
 from ray.serve.config import BackpressureConfig
 
+from serve.grpc_binding import bind_replica_grpc_to_node_ip
 from serve.retrieval.embedding import HandleEmbedder, QueryEmbedder, RequestCoalescer
-from serve.retrieval.grpc_binding import bind_replica_grpc_to_node_ip
 from serve.retrieval.service import Limits, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
 from sws.host_guard import HostPolicy

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from ray import serve
 
-from serve.retrieval.grpc_binding import bind_replica_grpc_to_node_ip
+from serve.grpc_binding import bind_replica_grpc_to_node_ip
 from sws.index.embedders import Embedder
 
 

@@ -79,18 +79,27 @@ async def _never_receive() -> dict[str, Any]:  # pragma: no cover - responses do
 
 
 class RequestGuard:
-    """ASGI middleware: ``Host`` and ``Origin`` (``hosts``) and bearer token (both except ``OPEN_PATHS``), and
-    the request-body bound.
+    """ASGI middleware: ``Host`` and ``Origin`` (``hosts``) and bearer token (both except ``open_paths``), and
+    the request-body bound; also in front of the actor LLM's OpenAI app (``serve/llm_deployments.py``).
 
     The body is read here, at most ``max_body_bytes`` (a larger ``Content-Length`` is refused before
     reading), then replayed to the app.
     """
 
-    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int, hosts: HostPolicy | None = None):
+    def __init__(
+        self,
+        app: Any,
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        hosts: HostPolicy | None = None,
+        open_paths: frozenset[str] = OPEN_PATHS,
+    ):
         self.app = app
         self.token = (token or "").encode() or None
         self.max_body_bytes = max_body_bytes
         self.hosts = hosts
+        self.open_paths = open_paths
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -98,11 +107,11 @@ class RequestGuard:
         headers = dict(scope.get("headers") or [])
         root, path = scope.get("root_path", ""), scope["path"]
         relative = path[len(root) :] if root and path.startswith(root) else path
-        if self.hosts is not None and relative not in OPEN_PATHS:
+        if self.hosts is not None and relative not in self.open_paths:
             refused = self.hosts.refusal(_text(headers.get(b"host")), _text(headers.get(b"origin")))
             if refused is not None:
                 return await _send_error(send, 403, *refused)
-        if self.token is not None and relative not in OPEN_PATHS and not self._authorized(headers):
+        if self.token is not None and relative not in self.open_paths and not self._authorized(headers):
             return await _send_error(
                 send,
                 401,

@@ -122,8 +122,9 @@ def _served_llm(cfg, name: str, steps: int):
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     try:
         start = time.perf_counter()
-        serve.run(build_app(cfg.llm), name=cfg.llm.app_name, route_prefix="/llm")  # returns once it runs
-        url = f"http://127.0.0.1:{port}/llm/v1"
+        prefix = cfg.llm.route_prefix.rstrip("/")
+        serve.run(build_app(cfg.llm), name=cfg.llm.app_name, route_prefix=prefix)  # returns once it runs
+        url = f"http://127.0.0.1:{port}{prefix}/v1"
         click.echo(
             f"{served_name(cfg.llm)} on vLLM ({cfg.llm.device}) ready at {url} in {time.perf_counter() - start:.0f} s"
         )

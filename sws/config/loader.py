@@ -8,6 +8,7 @@ never see these objects: entrypoints unpack them into plain keyword arguments.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -127,3 +128,19 @@ def merge_section(schema: type, args: Any, key: str) -> Any:
 def to_dict(cfg: SwsConfig) -> dict:
     """The resolved config as plain data (saved next to every output)."""
     return OmegaConf.to_container(OmegaConf.structured(cfg), resolve=True)
+
+
+def load_section(schema: type, source: str, key: str) -> Any:
+    """Section ``key`` of ``source`` as ``schema``: a profile (a name, or a YAML path whose top-level keys are
+    ``SwsConfig`` sections: its ``key:`` section over the defaults), or a YAML file of ``schema``'s fields.
+
+    Raises:
+        ValueError: no such profile or file, not YAML, unknown keys, wrong types.
+    """
+    path = profile_path(source)
+    data = OmegaConf.to_container(_read(path)) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"invalid config ({path.name}): expected a mapping")  # noqa: TRY004 - a bad config
+    if set(data) <= {f.name for f in fields(SwsConfig)}:
+        return getattr(load_config(source), key)
+    return _merge(schema, data, what=f"{key} settings ({path.name})")

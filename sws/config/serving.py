@@ -129,6 +129,11 @@ class LLMServeConfig:
     None: chosen from the model family (Qwen3*: ``qwen3_coder`` / ``qwen3``, as the reference's SGLang launch,
     ``hermes`` where the chat template writes JSON tool calls as plain Qwen3's; Gemma-4: ``gemma4``; Mistral:
     ``mistral``).
+
+    Its HTTP ingress answers as the retrieval service's (``ServeConfig``, ``sws.host_guard``): a foreign
+    ``Host`` or ``Origin`` gets 403, a missing or wrong bearer token (from ``token_env``, unset = none) 401, a
+    body over ``max_body_bytes`` 413. ``sws serve --llm`` copies ``host``, ``allowed_hosts``,
+    ``allowed_origins`` and ``token_env`` from the retrieval service it runs beside (one listener, one rule).
     """
 
     model: str = "Qwen/Qwen3.5-9B"  # Hugging Face id or a local / s3:// / gs:// path
@@ -153,5 +158,12 @@ class LLMServeConfig:
     replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
     max_ongoing_requests: int = 64
     engine_kwargs: dict[str, Any] = field(default_factory=dict)  # any other vLLM engine argument
-    route_prefix: str = "/"
+    route_prefix: str = "/llm"  # where `sws serve --llm` mounts it (OpenAI base URL <service>/llm/v1)
     app_name: str = "llm"
+    host: str = "127.0.0.1"  # the address its HTTP ingress listens on (the Host check; as ServeConfig's)
+    allowed_hosts: list[str] = field(default_factory=list)  # as ServeConfig's
+    allowed_origins: list[str] = field(default_factory=list)  # as ServeConfig's
+    token_env: str = (
+        "SWS_SERVE_TOKEN"  # bearer token from this environment variable (OpenAI clients' api_key)
+    )
+    max_body_bytes: int = 16 * 2**20  # a chat request's body (65 536 tokens of text are ~0.3 MB)

@@ -41,7 +41,9 @@ def test_dry_run_and_unknown_step(tmp_path):
     done, report = _run(tmp_path, "--dry-run")
     assert done.returncode == 0, done.stderr
     names = [step["name"] for step in report["steps"]]
-    assert {"serve_http_questions", "serve_http_keywords", "serve_floor", "scale_index"} <= set(names)
+    assert {"serve_http_questions", "serve_http_keywords", "serve_floor", "scale_index", "llm_serve"} <= set(
+        names
+    )
     assert all(step.get("skipped") for step in report["steps"]) and report["ratios"] == []
     done, report = _run(tmp_path / "nope", "--only", "nope")
     assert done.returncode == 2 and "unknown step(s) nope" in done.stderr and report is None

@@ -93,3 +93,21 @@ def test_chat_template_renders_tools_and_a_tool_call(tokenizer):
         messages[:2], tokenize=False, add_generation_prompt=True, enable_thinking=False
     )
     assert no_thinking.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+
+
+def test_the_ends_turns_model_ends_every_turn_at_once(tmp_path, tokenizer):
+    """What keeps a served agent episode short: ``<|im_end|>`` first, sampled with Qwen3's settings too."""
+    import torch
+
+    model = AutoModelForCausalLM.from_pretrained(tiny.make_tiny_qwen3(tmp_path / "quiet", ends_turns=True))
+    for question in ("Hello", "Who directed the film Actrius? Search Wikipedia first."):
+        prompt = tokenizer.apply_chat_template(
+            [{"role": "user", "content": question}],
+            tools=tool_schemas(),
+            add_generation_prompt=True,
+            return_tensors="pt",
+            return_dict=True,
+        )
+        torch.manual_seed(0)
+        out = model.generate(**prompt, max_new_tokens=4)  # the generation config: sampled at 0.6, top-p 0.95
+        assert out[0, prompt["input_ids"].shape[1] :].tolist() == [tiny.IM_END]

@@ -14,6 +14,7 @@ from sws.config import (
     ServeConfig,
     apply_overrides,
     load_config,
+    load_section,
     merge_section,
     profile_section,
 )
@@ -64,6 +65,23 @@ def test_broken_profile_file_is_a_value_error(tmp_path):
         lambda: load_config(str(broken)),
         lambda: profile_section(str(broken), "serve"),
         lambda: merge_section(LLMServeConfig, {"profile": str(broken)}, "llm"),
+        lambda: load_section(LLMServeConfig, str(broken), "llm"),
     ):
         with pytest.raises(ValueError, match=r"invalid config \(broken.yaml\)"):
             load()
+
+
+def test_a_section_comes_from_a_profile_or_a_file_of_its_fields(tmp_path):
+    """``sws serve --llm PROFILE_OR_YAML``: a profile's section over the defaults (none: the defaults), or
+    a YAML of the section's own fields, checked like every config."""
+    assert load_section(LLMServeConfig, "paper", "llm") == LLMServeConfig()
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("name: cpu\nllm: {model: /models/tiny, device: cpu}\n")
+    fields_only = tmp_path / "llm.yaml"
+    fields_only.write_text("model: /models/tiny\ndevice: cpu\n")
+    for source in (profile, fields_only):
+        cfg = load_section(LLMServeConfig, str(source), "llm")
+        assert (cfg.model, cfg.device, cfg.max_model_len) == ("/models/tiny", "cpu", 65_536)
+    fields_only.write_text("modell: /models/tiny\n")
+    with pytest.raises(ValueError, match=r"invalid llm settings \(llm.yaml\).*modell"):
+        load_section(LLMServeConfig, str(fields_only), "llm")

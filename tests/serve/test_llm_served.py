@@ -1,0 +1,144 @@
+"""``sws serve --llm``: the actor LLM beside the retrieval service in one real ``sws serve`` process on
+127.0.0.1 (its own local Ray sized for both apps, HAProxy ingress, bearer token): Ray Serve LLM on vLLM's CPU
+engine serving the tiny Qwen3 that ends every turn at once (``benchmarks/tiny_qwen3.py --ends-turns``), at
+``/llm/v1``. Started once for the module (minutes on a loaded 2-core machine); the last test stops it with a
+signal to its process group, so the tests run in file order."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from serve.launch import ServeProcess
+from tests.serve.conftest import REPO, TOKEN
+from tests.serve.process_tree import WILDCARDS, assert_stopped, snapshot
+
+pytestmark = [pytest.mark.llm, pytest.mark.ray]
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+BAMBOOGLE = REPO / "tests" / "data" / "qa" / "bamboogle_test.flashrag.jsonl"
+BOUND_S = 600  # how long a subprocess may take before the test fails (a hang guard, not a measurement)
+
+
+@pytest.fixture(scope="module")
+def llm_server(serve_index, tmp_path_factory):
+    """``sws serve --index ... --llm tiny.yaml`` (no --num-cpus: it sizes its Ray for both apps)."""
+    from tests.benchmarks.conftest import bench_module
+
+    root = tmp_path_factory.mktemp("llm-served")
+    model = bench_module("tiny_qwen3").make_tiny_qwen3(root / "tiny-qwen3-ends-turns", ends_turns=True)
+    settings = root / "tiny.yaml"
+    settings.write_text(
+        f"model: {model}\ndevice: cpu\nmax_model_len: 4096\ncpu_kv_cache_gib: 1\nenforce_eager: true\n"
+    )
+    server = ServeProcess(
+        serve_index,
+        token=TOKEN,
+        args=["--llm", str(settings), "llm.max_num_seqs=8"],
+        log_path=root / "serve.log",
+        startup_timeout_s=1200,
+    )
+    with pytest.MonkeyPatch.context() as env:
+        env.delenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", raising=False)  # a shell's: not the session Ray's
+        server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def llm(llm_server):
+    from openai import OpenAI
+
+    return OpenAI(base_url=llm_server.ready["llm_url"], api_key=TOKEN, timeout=300, max_retries=0)
+
+
+def test_the_openai_api_is_served_at_llm_v1_beside_the_tools(llm_server, llm, local_tools):
+    ready = llm_server.ready
+    assert ready["llm_url"] == f"{llm_server.url}/llm/v1"
+    assert [m.id for m in llm.models.list().data] == [ready["llm_model"]] == ["tiny-qwen3-ends-turns"]
+    reply = llm.chat.completions.create(
+        model=ready["llm_model"], messages=[{"role": "user", "content": "Hello"}], max_completion_tokens=16
+    )
+    assert (reply.choices[0].finish_reason, reply.usage.completion_tokens) == ("stop", 1)  # <|im_end|>
+    call = {"name": "search", "arguments": '{"query": "history of Sudan", "top_k": 3}'}
+    tools = httpx.post(f"{llm_server.url}/call", json=call, headers=AUTH, timeout=60)
+    assert tools.json()["content"] == local_tools.call_tool(call["name"], call["arguments"])
+
+
+@pytest.mark.parametrize("path", ["/llm/v1/models", "/llm/v1/chat/completions"])
+def test_the_llm_routes_answer_as_the_tools_do_to_foreign_hosts_origins_and_tokens(llm_server, path):
+    """The retrieval service's guard: a DNS-rebinding page (its name as Host) or a page elsewhere (its
+    Origin) gets 403 even with the token; no or a wrong token 401; loopback names at any port pass."""
+    body = {"model": llm_server.ready["llm_model"], "messages": [{"role": "user", "content": "Hi"}]}
+    method = "GET" if path.endswith("models") else "POST"
+    evil = {"host": "evil.example", "origin": "http://evil.example"}
+    with httpx.Client(base_url=llm_server.url, timeout=300, trust_env=False) as http:
+        for headers, status, code in [
+            ({**AUTH, **evil}, 403, "host_not_allowed"),
+            ({**AUTH, "origin": evil["origin"]}, 403, "origin_not_allowed"),
+            ({}, 401, "unauthorized"),
+            ({"authorization": "Bearer wrong"}, 401, "unauthorized"),
+        ]:
+            response = http.request(method, path, headers=headers, json=body)
+            assert (response.status_code, response.json()["error"]["code"]) == (status, code), headers
+        local = {**AUTH, "host": f"localhost:{llm_server.port}", "origin": "http://localhost:3000"}
+        assert http.request(method, path, headers=local, json=body).status_code == 200
+
+
+def test_sws_eval_runs_an_episode_against_the_served_llm(llm_server, serve_index, tmp_path):
+    """``sws eval --llm-base-url .../llm/v1`` (its own local Ray, the tools over HTTP, the token as the
+    OpenAI api_key): the model ends every turn at once, so the episode is 20 nudged rounds of one token."""
+    from sws.eval.results import load_table
+    from sws.index.manifest import read_manifest
+
+    ready, out = llm_server.ready, tmp_path / "run"
+    args = ["eval", "--dataset", "Bamboogle", "--data", str(BAMBOOGLE), "--limit", "1", "--out", str(out)]
+    args += ["--llm-base-url", ready["llm_url"], "--model", ready["llm_model"], "--tools-url", ready["url"]]
+    args += ["eval.api_key_env=SWS_SERVE_TOKEN", "eval.workers=1", "eval.episodes_per_worker=1"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env |= {"RAY_AUTH_MODE": "disabled", "SWS_SERVE_TOKEN": TOKEN}
+    done = subprocess.run(
+        [sys.executable, "-m", "sws", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BOUND_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert (summary["recorded"], summary["errored"], summary["missing"]) == (1, 0, [])
+    (row,) = load_table(out).to_pylist()
+    assert (row["status"], row["rounds"], row["nudges"], row["model"]) == (
+        "max_rounds",
+        20,
+        20,
+        ready["llm_model"],
+    )
+    assert row["completion_tokens"] == 20  # the engine's count: one <|im_end|> per round
+    assert row["prompt_tokens"] > 20 * 500 and row["total_tokens"] == row["prompt_tokens"] + 20
+    run = json.loads((out / "run.json").read_text())
+    assert run["fingerprint"] == read_manifest(serve_index)["fingerprint"]  # the served index's, from /info
+
+
+def test_every_listener_is_on_loopback_and_a_group_signal_stops_everything(llm_server):
+    """The LLM's replicas (the engine's and the OpenAI ingress) and vLLM's engine worker listen on 127.0.0.1
+    only, like the rest; SIGTERM to the process group ends them all. Runs last: it stops the module's server."""
+    tree, found = snapshot(llm_server.process.pid, llm_server.port)
+    names = {name for name, _, _, _ in found}
+    assert {"haproxy", "raylet", "gcs_server", "VLLM::Worker"} <= names, names
+    for replica in ("LLMServer", "OpenAiIngress", "RetrievalIngress"):
+        assert any(n.startswith("ray::ServeReplica") and replica in n for n in names), (replica, names)
+    assert [(name, ip, port) for name, ip, port, _ in found if ip in WILDCARDS] == []
+    assert {ip.removeprefix("::ffff:") for _, ip, _, _ in found} == {"127.0.0.1"}
+    os.killpg(llm_server.process.pid, signal.SIGTERM)
+    llm_server.process.wait(120)
+    assert_stopped(tree, {port for _, _, port, _ in found})
