@@ -8,6 +8,7 @@ import json
 import platform
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 VERSIONED_PACKAGES = (
     "sws",
@@ -59,7 +60,19 @@ def versions() -> dict[str, str]:
     return found
 
 
-def fingerprint(*parts) -> str:
-    """A short stable hash of JSON-serialisable parts (sorted keys)."""
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+def digest(obj: Any) -> str:
+    """A 16-hex fingerprint of JSON-able data (key order does not matter; other values as ``str``)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in the manifest at ``path``.
+
+    Raises:
+        FileNotFoundError: no file there.
+        ValueError: unreadable, not JSON, or JSON of another type than an object.
+    """
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} holds a JSON {type(data).__name__}, not an object")  # noqa: TRY004 (a bad file)
+    return data

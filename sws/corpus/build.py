@@ -19,7 +19,7 @@ from tqdm import tqdm
 from sws.corpus.dump import DumpError, DumpUnit, plan_units
 from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path
 from sws.io import write_text_atomically
-from sws.manifest import describe_input, fingerprint, versions
+from sws.manifest import describe_input, digest, versions
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def _plan(
         "inputs": inputs,
         "options": options,
         "units": [[u.path, u.start, u.end] for u in units],
-        "fingerprint": fingerprint([i["sha256"] for i in inputs], options, streams_per_shard),
+        "fingerprint": digest([[i["sha256"] for i in inputs], options, streams_per_shard]),
     }
     if previous and previous["fingerprint"] != plan["fingerprint"]:
         raise CorpusBuildError(

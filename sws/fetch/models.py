@@ -227,7 +227,9 @@ def _dequantize(gguf: Path, out: Path) -> None:
             ) from None
     folder, name = str(gguf.parent), gguf.name
     weights = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, quantization_config=GgufConfig(dequantize=True),
+        folder,
+        gguf_file=name,
+        quantization_config=GgufConfig(dequantize=True),
         dtype=torch.bfloat16,
         device_map={"": "cpu"},
     )

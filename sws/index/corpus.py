@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ import pyarrow.parquet as pq
 
 from sws.corpus.schema import CHUNKS, REDIRECTS
 from sws.index.errors import CorpusError, EmptyCorpusError
+from sws.manifest import read_json_object
 
 
 def _parts(root: Path, table: str) -> tuple[Path, ...]:
@@ -53,12 +53,12 @@ class CorpusFiles:
         root = Path(root)
         manifest = root / "manifest.json"
         try:
-            fingerprint = json.loads(manifest.read_text())["fingerprint"]
+            fingerprint = read_json_object(manifest)["fingerprint"]
         except FileNotFoundError:
             raise CorpusError(
                 f"no corpus at {root}: {manifest} is missing (build the corpus first)"
             ) from None
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError) as exc:
             raise CorpusError(f"{manifest} has no readable 'fingerprint': {exc!r}") from exc
         chunk_parts = _parts(root, "chunks")
         if not chunk_parts:

@@ -17,11 +17,6 @@ CHECKSUM = "xxh3_128"  # per-file checksum recorded in the index manifest (~10 G
 _BLOCK = 1 << 22
 
 
-def digest(obj: Any) -> str:
-    """A 16-hex fingerprint of JSON-able data (key order does not matter)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
-
-
 def ids_digest(ids: Iterable[str]) -> str:
     """sha256 of the chunk ids in order, one per line: two indexes hold the same ids in the same order iff equal."""
     h = hashlib.sha256()

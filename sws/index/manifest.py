@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from sws.index.errors import FingerprintMismatchError, IndexCorruptError, IndexMissingError, SwsIndexError
-from sws.index.files import CHECKSUM, digest, file_checksum
+from sws.index.files import CHECKSUM, file_checksum
+from sws.manifest import digest, read_json_object
 
 logger = logging.getLogger(__name__)
 
@@ -45,14 +45,14 @@ def read_manifest(root: Path) -> dict[str, Any]:
     """
     path = root / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
+        manifest = read_json_object(path)
     except FileNotFoundError:
         raise IndexMissingError(
             f"no index at {root}: {MANIFEST} is missing (run `sws build index`)"
         ) from None
     except ValueError as exc:
         raise IndexCorruptError(f"unreadable {path}: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if manifest.get("format") != FORMAT:
         raise IndexCorruptError(f"{path} is not an {FORMAT} manifest")
     try:
         expected = index_fingerprint(

@@ -20,7 +20,7 @@ import numpy as np
 
 from sws.index.corpus import CorpusFiles
 from sws.index.errors import FingerprintMismatchError, IndexCorruptError, IndexMissingError
-from sws.index.files import digest
+from sws.manifest import digest, read_json_object
 
 FORMAT = "sws-vectors/1"
 DTYPES = ("float16", "float32")
@@ -89,7 +89,7 @@ class VectorSet:
         """Raises IndexMissingError (no manifest or unit file), IndexCorruptError (bad shapes)."""
         path = Path(path)
         try:
-            manifest = json.loads((path / "manifest.json").read_text())
+            manifest = read_json_object(path / "manifest.json")
         except FileNotFoundError:
             raise IndexMissingError(f"no finished vectors at {path}: manifest.json is missing") from None
         except ValueError as exc:

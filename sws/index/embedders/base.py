@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -11,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sws.index.errors import EmbeddingError
+from sws.manifest import digest
 
 QWEN3_QUERY_TASK = "Given a web search query, retrieve relevant passages that answer the query"
 
@@ -73,7 +72,7 @@ class Embedder(ABC):
     @property
     def fingerprint(self) -> str:
         space = {"model": self.model_id, "dim": self.dim, "query_task": self.query_task}
-        return hashlib.sha256(json.dumps(space, sort_keys=True).encode()).hexdigest()[:16]
+        return digest(space)
 
     def spec(self) -> dict[str, Any]:
         """Keyword arguments that rebuild this embedder through ``make_embedder`` (no secrets)."""
