@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sws.cache import cache_dir
 from sws.index import WikiIndex
 from sws.index.embedders import SentenceTransformerEmbedder, make_embedder
-from sws.index.embedders.st_onnx import onnx_cache_dir
 from tests.index.helpers import lead_pages
 
 QUESTIONS = Path(__file__).parents[1] / "data" / "qa" / "hotpotqa_test_questions_and_answers.json"
@@ -47,11 +47,11 @@ def test_export_is_cached_and_spec_round_trips(onnx_embedder, monkeypatch, tmp_p
     assert onnx_embedder.spec()["runtime"] == "onnx"
     monkeypatch.setenv("SWS_CACHE", str(tmp_path))
     make_embedder(**onnx_embedder.spec(), device="cpu")
-    exported = list(onnx_cache_dir().glob("*.onnx"))
+    exported = list(cache_dir("onnx").glob("*.onnx"))
     assert len(exported) == 1
     stamp = exported[0].stat().st_mtime_ns
     make_embedder(**onnx_embedder.spec(), device="cpu")
-    assert [p.stat().st_mtime_ns for p in onnx_cache_dir().glob("*.onnx")] == [stamp]
+    assert [p.stat().st_mtime_ns for p in cache_dir("onnx").glob("*.onnx")] == [stamp]
 
 
 def test_unknown_runtime_is_refused():

@@ -1,5 +1,5 @@
 """ONNX Runtime for sentence-transformers' mean-pooled models (MiniLM): the transformer is exported locally
-from the loaded PyTorch weights once, cached under ``$SWS_CACHE/onnx`` (else ``~/.cache/sws/onnx``), never
+from the loaded PyTorch weights once, cached under ``<cache root>/onnx`` (``sws.cache``), never
 downloaded. Vectors equal the PyTorch ones within 1e-5, so the runtime is transport, not space: it leaves the
 embedder's fingerprint alone and an index built with one runtime is queried with the other.
 """
@@ -7,19 +7,15 @@ embedder's fingerprint alone and an index built with one runtime is queried with
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sws.cache import cache_dir
+from sws.io import write_atomically
+
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def onnx_cache_dir() -> Path:
-    """``$SWS_CACHE/onnx``, else ``~/.cache/sws/onnx``."""
-    root = Path(os.environ["SWS_CACHE"]) if os.environ.get("SWS_CACHE") else Path.home() / ".cache" / "sws"
-    return root / "onnx"
 
 
 def _modules(model: Any) -> list[str]:
@@ -48,7 +44,7 @@ def export_transformer(model: Any, source: str) -> Path:
     import torch
 
     key = hashlib.sha256(f"{Path(source).resolve()}|{torch.__version__}".encode()).hexdigest()[:16]
-    path = onnx_cache_dir() / f"{Path(source).name.lower()}-{key}.onnx"
+    path = cache_dir("onnx") / f"{Path(source).name.lower()}-{key}.onnx"
     if path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,19 +61,21 @@ def export_transformer(model: Any, source: str) -> Path:
 
     sample = model.tokenizer(["a b", "a longer sample text"], padding=True, return_tensors="pt")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "hidden")}
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    with torch.no_grad():
-        torch.onnx.export(
-            _Hidden(),
-            tuple(sample[name] for name in _INPUTS),
-            str(tmp),
-            input_names=list(_INPUTS),
-            output_names=["hidden"],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-    tmp.replace(path)
+
+    def export(tmp: Path) -> None:
+        with torch.no_grad():
+            torch.onnx.export(
+                _Hidden(),
+                tuple(sample[name] for name in _INPUTS),
+                str(tmp),
+                input_names=list(_INPUTS),
+                output_names=["hidden"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+
+    write_atomically(path, export)
     return path
 
 
