@@ -24,7 +24,8 @@ import httpx
 from loadgen import load
 from serve_common import add_queries_flag, emit, json_stdout, sample_index, tool_calls
 
-from serve.launch import ServeProcess, serve_status
+from serve.launch import ServeProcess
+from serve.status import serve_status
 
 TOKEN = "bench-token"
 RECOVERY_S = 180.0  # goal: both replicas running again within this after the kill

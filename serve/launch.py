@@ -400,36 +400,3 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-_STATUS_SCRIPT = """
-import json, sys
-from ray import serve
-from sws.raykit import init_ray
-init_ray(sys.argv[1])
-v = lambda x: str(getattr(x, "value", x))
-print(json.dumps({name: {"status": v(app.status), "deployments": {
-    d: {"status": v(s.status), "replicas": {v(k): n for k, n in s.replica_states.items()}}
-    for d, s in app.deployments.items()}} for name, app in serve.status().applications.items()}))
-"""
-
-
-def serve_status(ray_address: str, timeout_s: float = 60.0) -> dict[str, Any]:
-    """``serve.status()`` of the cluster at ``ray_address``, as plain data, from a short-lived driver process
-    (so the caller needs no Ray connection of its own): ``{app: {"status", "deployments": {name: {"status",
-    "replicas": {state: count}}}}}``."""
-    import subprocess
-
-    env = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
-    env.pop("RAY_ADDRESS", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _STATUS_SCRIPT, ray_address],
-        capture_output=True,
-        check=False,
-        text=True,
-        timeout=timeout_s,
-        env=env,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"serve.status() failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -13,8 +13,9 @@ import time
 import httpx
 import pytest
 
-from serve.launch import ServeProcess, free_port, serve_status
+from serve.launch import ServeProcess, free_port
 from serve.processes import reap_stale
+from serve.status import serve_status
 from tests.serve.conftest import REPO
 from tests.serve.process_tree import WILDCARDS, assert_stopped, listeners, process_tree, running, snapshot
 

@@ -18,7 +18,7 @@ import time
 import httpx
 import pytest
 
-from serve.launch import serve_status
+from serve.status import serve_status
 from tests.serve.cases import QUERIES
 from tests.serve.conftest import TOKEN
 from tests.serve.counted_load import per_client, run_closed_loop, summary, with_info
