@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from sws.config import (
     merge_section,
     profile_section,
 )
+from tests.serve.app_graph import autoscaling_of, deployments_of
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE_CONFIGS = sorted((REPO / "configs" / "serve").glob("*.yaml"))
@@ -100,8 +102,33 @@ def test_build_app_checks_the_index(tmp_path, serve_index):
         build_app({"index": str(serve_index), "replicas": {"min_replicas": 3, "max_replicas": 2}})
     with pytest.raises(ValueError, match="mcp_max_streams=32 must be at least 0 and below max_ongoing"):
         build_app({"index": str(serve_index), "mcp_max_streams": 32})  # streams could take every slot
-    app = build_app({"index": str(serve_index), "replicas": {"min_replicas": 1, "max_replicas": 4}})
-    assert app is not None  # an unstarted serve.Application; nothing runs
+
+
+def test_built_app_replicas_follow_the_config(serve_index):
+    """Each deployment of the (unstarted) app autoscales over its configured range, or is a fixed count."""
+    replicas = {
+        "min_replicas": 1,
+        "max_replicas": 4,
+        "target_ongoing_requests": 8.0,
+        "upscale_delay_s": 2.0,
+        "downscale_delay_s": 30.0,
+    }
+    fixed = {"min_replicas": 2, "max_replicas": 2}
+    app = build_app({"index": str(serve_index), "replicas": replicas, "embedding": {"replicas": fixed}})
+    deployments = deployments_of(app)
+    assert sorted(deployments) == ["QueryEmbedder", "RetrievalIngress"]
+    assert autoscaling_of(deployments["RetrievalIngress"]) == replicas
+    assert autoscaling_of(deployments["QueryEmbedder"]) == {"num_replicas": 2}
+    assert deployments["RetrievalIngress"].max_ongoing_requests == ServeConfig().max_ongoing_requests
+    defaults = deployments_of(build_app({"index": str(serve_index)}))
+    for name, settings in (
+        ("RetrievalIngress", ServeConfig().replicas),
+        ("QueryEmbedder", ServeConfig().embedding.replicas),
+    ):
+        expected = asdict(settings)
+        if settings.min_replicas == settings.max_replicas:
+            expected = {"num_replicas": settings.max_replicas}
+        assert autoscaling_of(defaults[name]) == expected
 
 
 def test_profile_sections(tmp_path):

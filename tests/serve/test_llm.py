@@ -10,6 +10,7 @@ from serve import llm
 from serve.llm import INSTALL_HINT, build_app, check_cpu_install, llm_config, load_llm_config
 from serve.llm_parsers import chat_template, parsers, template_tool_format
 from sws.config import AutoscalingSettings, LLMServeConfig
+from tests.serve.app_graph import autoscaling_of, deployments_of
 
 
 @pytest.mark.parametrize(
@@ -195,6 +196,16 @@ def test_cpu_install_check_names_the_packages_to_remove(monkeypatch):
         check_cpu_install()
 
 
-@pytest.mark.gpu
-def test_build_app_with_vllm():
-    assert build_app(LLMServeConfig(model="Qwen/Qwen3.5-4B")) is not None
+@pytest.mark.parametrize("device, bundle", [("gpu", {"CPU": 1, "GPU": 1}), ("cpu", {"CPU": 1.0, "GPU": 0})])
+def test_built_app_places_the_engine_and_autoscales_the_server(device, bundle):
+    """The unstarted app (nothing runs, no GPU needed to build it): the guarded ingress in front of one LLM
+    server whose engine bundle is the device's and whose replicas follow ``replicas``."""
+    replicas = {"min_replicas": 1, "max_replicas": 3, "target_ongoing_requests": 4.0}
+    app = build_app(
+        {"model": "Qwen/Qwen3.5-4B", "device": device, "max_model_len": 4096, "replicas": replicas}
+    )
+    deployments = deployments_of(app)
+    assert sorted(deployments) == ["GuardedOpenAiIngress", "NodeIPLLMServer:Qwen3_5-4B"]
+    server = deployments["NodeIPLLMServer:Qwen3_5-4B"]
+    assert server._replica_config.placement_group_bundles == [bundle]
+    assert {k: v for k, v in autoscaling_of(server).items() if k in replicas} == replicas
