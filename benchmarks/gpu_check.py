@@ -444,7 +444,7 @@ def serve_commands(kind: str, port: int) -> Callable[[Check], list[list[str]]]:
         done = check.capture(config, timeout_s=120)
         if done.returncode != 0:
             raise Fail(f"exit {done.returncode}: {' '.join(config)}: {done.stderr.strip()[-500:]}")
-        written = json.loads(done.stdout)
+        written = json_output(done.stdout)
         if "skipped" in written:
             raise Skip(written["skipped"])
         return [
