@@ -24,8 +24,8 @@ for times (above 1: Ray Serve LLM is faster). Goal: ray >= 0.9x direct in prefil
 every concurrency; time to first token and start-up (which on the ray side includes starting Ray and the
 retrieval app) are reported without one.
 
-Then the direct server stops and ``sws eval`` runs episodes on the ray side, as a user runs them: its own
-local Ray, the LLM at ``/llm/v1``, the tools of the same ``sws serve`` (served with the smollm2 profile's
+Then the direct server stops and ``sws eval`` runs episodes on the ray side, as a user runs them: on the
+service's Ray, the LLM at ``/llm/v1``, the tools of the same ``sws serve`` (served with the smollm2 profile's
 observation budget), the smollm2 profile's agent settings (``tool_choice: required``, 8 rounds), no judge;
 at each ``--episode-concurrency`` (episodes in flight on one worker, 1 and 8) over the first
 max(``--episodes``, concurrency) bundled Bamboogle questions: episodes per hour (of the harness's own time,
@@ -176,7 +176,7 @@ def episodes(server: Server, work: Path, concurrency: int, questions: int) -> di
     overrides = ["-c", PROFILE, "eval.workers=1", f"eval.episodes_per_worker={concurrency}"]
     overrides += [f"eval.max_concurrency={concurrency}", "eval.judge=false"]
     command = eval_command(sys.executable, server.ready, out, questions, *overrides)
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # its own local Ray, as a user's
+    env = {**os.environ, "RAY_ADDRESS": server.ready["ray_address"]}  # episodes on the service's Ray
     env.setdefault("RAY_AUTH_MODE", "disabled")
     started = time.perf_counter()
     done = subprocess.run(
@@ -307,12 +307,12 @@ def main() -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="512-token prompts, 32-token outputs, 2 waves, 3 rounds, 3 episodes",
+        help="512-token prompts, 32-token outputs, 1 wave, 3 rounds, 2 episodes",
     )
     parser.add_argument("--work", type=Path, default=WORK)
     args = parser.parse_args()
     if args.quick:
-        args.prompt_tokens, args.decode_tokens, args.waves, args.repeats, args.episodes = 512, 32, 2, 3, 3
+        args.prompt_tokens, args.decode_tokens, args.waves, args.repeats, args.episodes = 512, 32, 1, 3, 2
     json_stdout()  # before the fetch, whose converter may print
     try:
         cfg = served_config(args)
