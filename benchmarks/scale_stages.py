@@ -116,12 +116,11 @@ def latency(path: Path, dim: int, n_queries: int) -> dict[str, Any]:
     recall@10 of the sharded HNSW against exact search over the stored vectors."""
     import faiss
 
-    from sws.env import WikiTools
+    from sws.env import OpenUrlArgs, open_page
     from sws.search import SearchEngine
 
     faiss.omp_set_num_threads(1)
     engine = SearchEngine(WikiIndex.open(path, embedder=HashingEmbedder(dim=dim)))
-    tools = WikiTools(engine)
     methods: dict[str, Callable[[str], list]] = {
         m: (lambda q, m=m: engine.search(q, TOP_K, m)) for m in ("keywords", "vector", "rrf")
     }
@@ -143,11 +142,11 @@ def latency(path: Path, dim: int, n_queries: int) -> dict[str, Any]:
             out["empty"][f"{method}/{name}"] = empty
     urls = open_urls(engine.index.dense.all_chunk_ids(), n_queries)
     for url in urls:
-        tools.open_url(url)
+        open_page(engine, OpenUrlArgs(url))
     seconds, failed = [], 0
     for url in urls:
         started = time.perf_counter()
-        failed += not tools.open_url(url).startswith("# ")  # views start with their title heading
+        failed += not open_page(engine, OpenUrlArgs(url)).content.startswith("# ")  # views: their title first
         seconds.append(time.perf_counter() - started)
     out["latency"]["open_url"], out["empty"]["open_url"] = percentiles(seconds), failed
     out["recall"] = recall_at_10(engine.index, sets["keyword"] + sets["question"])

@@ -4,10 +4,10 @@
     POST /search     the search tool's arguments  -> {"content", "hits": [...], "query", "top_k", ...}
     POST /open_url   {"url": ...}                 -> {"content", "outcome", "page_id", "title", "chunk", ...}
     GET|POST /random {"mode": "chunk"|"page", "seed"} (GET: query parameters) -> like /open_url
-    GET  /tools      the three OpenAI tool schemas
+    GET  /tools      the OpenAI schemas of the registered tools (the contract's three)
     GET  /health     200 ok, or 503 "failing" for a while after a backend failure (never needs the token)
     GET  /info       index fingerprints and counts, versions, settings
-    /mcp             MCP streamable HTTP (tools ``search`` and ``open_url``)
+    /mcp             MCP streamable HTTP (the registered tools but ``submit_answer``)
 
 ``/call`` answers like an in-process ``call_tool``: the model's mistakes are 200 with the error observation.
 ``/search``, ``/open_url`` and ``/random`` answer as the reference server does (its clients work unchanged,

@@ -1,10 +1,11 @@
-"""The MCP endpoint: tools ``search`` and ``open_url`` over streamable HTTP, for standard MCP clients.
+"""The MCP endpoint: the registered tools (``search``, ``open_url``, ...) over streamable HTTP, for standard
+MCP clients; not ``submit_answer`` (a tool that ends an agent's episode: an MCP client ends its own).
 
 Stateless with JSON responses: any replica answers any request, so no session affinity is needed behind
 Serve's load balancing. A ``GET`` stream carries nothing here (a stateless server sends no unsolicited
 messages) yet holds one of the replica's request slots, so ``StreamLimit`` bounds how many are open and
-how long an idle one stays. Tool schemas are the contract's (CONTRACT §1.1, §2.1) and the text result is the
-observation ``call_tool`` gives; a call the model got wrong is flagged ``isError``. The SDK's own
+how long an idle one stays. Tool schemas are the registry's (the contract's, CONTRACT §1.1, §2.1) and the text
+result is the observation ``call_tool`` gives; a call the model got wrong is flagged ``isError``. The SDK's own
 DNS-rebinding check is off: the app's ``RequestGuard`` checks ``Host`` and ``Origin`` on every route
 (``sws.host_guard``). Needs the ``mcp`` package.
 """
@@ -23,7 +24,6 @@ import anyio
 from serve.retrieval.http_app import error_response
 from serve.retrieval.service import RetrievalService
 
-MCP_TOOLS = ("search", "open_url")
 _ERROR_PREFIX = '{"status": "error"'
 INSTRUCTIONS = (
     "Offline English Wikipedia. `search` returns markdown hits with chunk URLs; `open_url` opens a chunk "
@@ -104,6 +104,7 @@ def make_mcp(
 
     from sws import __version__
 
+    offered = {name for name, tool in service.tools.registered.items() if not tool.ends_episode}
     tools = [
         types.Tool(
             name=schema["function"]["name"],
@@ -111,14 +112,14 @@ def make_mcp(
             input_schema=schema["function"]["parameters"],
         )
         for schema in service.schemas
-        if schema["function"]["name"] in MCP_TOOLS
+        if schema["function"]["name"] in offered
     ]
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        if params.name in MCP_TOOLS:
+        if params.name in offered:
             arguments = json.dumps(params.arguments or {}, ensure_ascii=False)
             text = await service.acall(params.name, arguments)
         else:

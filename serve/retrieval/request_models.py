@@ -4,7 +4,8 @@ The reference (CONTRACT §1.3, §2.1, §2.6, §9.3) declares its bodies as pydan
 answers 422 for any body they reject; so do these, with the same fields, defaults, bounds and lax coercions
 (``"5"`` is a valid ``top_k``, ``"yes"`` a valid ``only_title``; ``5.5``, a number as ``url``, an alias
 such as ``"kw"`` as ``method`` are not). Unknown keys are ignored, as there. The tool layer's own policy
-(``top_k`` clamp, query length, empty query) applies after this.
+(``top_k`` clamp, query length, empty query) applies to the validated values (``SearchRequest.args``), so a
+body is validated once.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from sws.env import LINK_MODES, SEARCH_METHODS
+from sws.env import LINK_MODES, SEARCH_METHODS, SearchArgs, ToolOptions, coerce_top_k
 from sws.env.hits import SNIPPET_CHARS
+from sws.env.search_tool import checked_query
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -27,13 +29,18 @@ class SearchRequest(BaseModel):
     max_chars_per_result: int = Field(default=SNIPPET_CHARS, ge=32, le=100_000)  # when absent: the server's
     link_mode: Literal[LINK_MODES] | None = None  # type: ignore[valid-type]  # None: the server's
 
-    def overrides(self) -> dict[str, Any]:
-        """``WikiTools.render_search`` keyword arguments for the fields the request set."""
-        sent = self.model_fields_set
-        return {
-            "snippet_chars": self.max_chars_per_result if "max_chars_per_result" in sent else None,
-            "link_mode": self.link_mode,
-        }
+    def args(self, options: ToolOptions) -> SearchArgs:
+        """The search tool's arguments: the tools' policy on these typed values (``ValueError`` for an empty
+        or over-long query), the fields the request set over the ``options``."""
+        sent = "max_chars_per_result" in self.model_fields_set
+        return SearchArgs(
+            query=checked_query(self.query, options.max_query_chars),
+            top_k=coerce_top_k(self.top_k, options.max_top_k),
+            only_title=self.only_title,
+            method=self.method,
+            snippet_chars=self.max_chars_per_result if sent else options.snippet_chars,
+            link_mode=self.link_mode or options.link_mode,
+        )
 
 
 class OpenUrlRequest(BaseModel):

@@ -30,11 +30,15 @@ from serve.retrieval.request_models import (
 from sws.env import (
     NO_RESULTS,
     BackendFailure,
+    OpenUrlArgs,
     SearchArgs,
+    WikiTools,
     call_tool,
     chunk_url,
-    guarded_tools,
-    parse_arguments,
+    guarded,
+    open_page,
+    render_search,
+    search_hits,
 )
 from sws.env.urls import WIKI_BASE_URL
 from sws.index.embedders.base import format_query
@@ -130,7 +134,7 @@ class RetrievalService:
         failure_window_s: float = 60.0,
     ):
         self.engine = engine
-        self.tools = guarded_tools(engine, **(tool_options or {}))
+        self.tools = WikiTools(engine, **(tool_options or {}))
         self.limits = limits or Limits()
         self.prefetch = prefetch
         self.failure_window_s = failure_window_s
@@ -140,7 +144,8 @@ class RetrievalService:
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
-        return self.tools.schemas
+        """Every registered tool's schema (``/tools``)."""
+        return self.tools.registered_schemas
 
     # ---- blocking calls ------------------------------------------------------------------------------------
 
@@ -149,46 +154,25 @@ class RetrievalService:
         raises ``BackendFailure``."""
         return call_tool(self.tools, name, arguments_json)
 
-    def search(self, arguments: Any) -> dict[str, Any]:
-        """The ``search`` observation plus the hits as records, for programs (``POST /search``).
-
-        Raises:
-            ServiceError: 422 for a body the reference's request model rejects, 400 for an empty or
-                over-long query.
-        """
-        request = _request(SearchRequest, arguments)
-        try:
-            args = self._parse_search(request.model_dump(include={"query", "top_k", "only_title", "method"}))
-        except ValueError as exc:
-            raise ServiceError(400, "invalid_argument", str(exc)) from exc
-        hits = self.tools.search_hits(args)
-        overrides = request.overrides()
-        link_mode = overrides["link_mode"] or self.tools.link_mode
+    def _search(self, args: SearchArgs) -> dict[str, Any]:
+        """The ``search`` observation plus the hits as records, for programs (``POST /search``)."""
+        hits = guarded(search_hits, self.tools.backend, args)
         return {
-            "content": self.tools.render_search(args, hits, **overrides),
+            "content": render_search(args, hits),
             "query": args.query,
             "top_k": args.top_k,
             "method": args.method,
             "only_title": args.only_title,
-            "hits": [_hit_record(i, hit, link_mode) for i, hit in enumerate(hits, 1)],
+            "hits": [_hit_record(i, hit, args.link_mode) for i, hit in enumerate(hits, 1)],
         }
 
-    def open_url(self, arguments: Any) -> dict[str, Any]:
-        """The ``open_url`` observation plus what it showed (``POST /open_url``); every outcome of the
-        tool (found, an invalid URL, no such page or chunk) is an answer, as in the reference.
-
-        Raises:
-            ServiceError: 422 when ``url`` is missing or not a string.
-        """
-        return self._opened(_request(OpenUrlRequest, arguments).url)
-
-    def random(self, arguments: Any) -> dict[str, Any]:
+    def _random(self, request: RandomRequest) -> dict[str, Any]:
         """A random chunk view or article view (``/random``, CONTRACT §2.6): the page drawn uniformly, the
         chunk uniformly within it; the same ``seed``, the same answer; no seed, a fresh draw."""
-        request = _request(RandomRequest, arguments)
         rng = random.Random(request.seed)
-        page_id = self.tools.backend.random_page(rng)
-        n_chunks = len(self.tools.backend.page_chunks(page_id)) if page_id is not None else 0
+        backend = self.tools.backend
+        page_id = guarded(backend.random_page, rng)
+        n_chunks = len(guarded(backend.page_chunks, page_id)) if page_id is not None else 0
         if not n_chunks:
             return {"content": NO_RESULTS, "mode": request.mode, "seed": request.seed, "url": None}
         if request.mode == "chunk":
@@ -198,7 +182,10 @@ class RetrievalService:
         return {**self._opened(url), "mode": request.mode, "seed": request.seed}
 
     def _opened(self, url: str) -> dict[str, Any]:
-        opened = self.tools.open(url)
+        """The ``open_url`` observation plus what it showed: every outcome of the tool (found, an invalid URL,
+        no such page or chunk) is an answer, as in the reference."""
+        args = OpenUrlArgs(url, self.tools.options.article_max_chars)
+        opened = guarded(open_page, self.tools.backend, args)
         return {
             "content": opened.content,
             "outcome": opened.outcome,
@@ -224,19 +211,35 @@ class RetrievalService:
 
     async def acall(self, name: str, arguments_json: str | None) -> str:
         """:meth:`call` for the event loop."""
-        return await self._dispatch(self._search_query(name, arguments_json), self.call, name, arguments_json)
+        call = self.tools.parse(name, arguments_json)
+        if isinstance(call, str):
+            return call
+        return await self._dispatch(_embedded_query(call.args), guarded, call.run, self.tools.backend)
 
     async def asearch(self, arguments: Any) -> dict[str, Any]:
-        """:meth:`search` for the event loop."""
-        return await self._dispatch(self._search_query("search", arguments), self.search, arguments)
+        """``POST /search``: the ``search`` observation plus the hits as records.
+
+        Raises:
+            ServiceError: 422 for a body the reference's request model rejects, 400 for an empty or
+                over-long query.
+        """
+        try:
+            args = _request(SearchRequest, arguments).args(self.tools.options)
+        except ValueError as exc:
+            raise ServiceError(400, "invalid_argument", str(exc)) from exc
+        return await self._dispatch(_embedded_query(args), self._search, args)
 
     async def aopen_url(self, arguments: Any) -> dict[str, Any]:
-        """:meth:`open_url` for the event loop."""
-        return await self._dispatch(None, self.open_url, arguments)
+        """``POST /open_url`` (see :meth:`_opened`).
+
+        Raises:
+            ServiceError: 422 when ``url`` is missing or not a string.
+        """
+        return await self._dispatch(None, self._opened, _request(OpenUrlRequest, arguments).url)
 
     async def arandom(self, arguments: Any) -> dict[str, Any]:
-        """:meth:`random` for the event loop."""
-        return await self._dispatch(None, self.random, arguments)
+        """``/random`` (see :meth:`_random`)."""
+        return await self._dispatch(None, self._random, _request(RandomRequest, arguments))
 
     async def _dispatch(self, query: str | None, method: Any, *args: Any) -> Any:
         """Run ``method(*args)`` (see :meth:`_run`); a backend failure is remembered for :meth:`health`.
@@ -274,29 +277,18 @@ class RetrievalService:
         except TimeoutError:
             raise self._timeout("tool call") from None
 
-    def _search_query(self, name: Any, arguments: Any) -> str | None:
-        """The query a call will embed (a vector or rrf search of a valid query), else None."""
-        if str(name or "").strip() != "search":
-            return None
-        try:
-            args = parse_arguments(arguments or "{}") if isinstance(arguments, str) else arguments
-            parsed = self._parse_search(args)
-        except (ValueError, TypeError, RecursionError, AttributeError):
-            return None
-        if parsed.only_title or parsed.method == "keywords":
-            return None
-        return parsed.query
-
     def _timeout(self, what: str) -> TimeoutError:
         return TimeoutError(f"the {what} took longer than {self.limits.request_timeout_s:g} s")
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    # ---- helpers ----------------------------------------------------------------------------------------
 
-    def _parse_search(self, arguments: dict[str, Any]) -> SearchArgs:
-        return SearchArgs.parse(arguments, self.tools.max_top_k, self.tools.max_query_chars)
+def _embedded_query(args: Any) -> str | None:
+    """The query a call will embed (a vector or rrf search), else None."""
+    if isinstance(args, SearchArgs) and not args.only_title and args.method != "keywords":
+        return args.query
+    return None
 
 
 def _request(model: Any, arguments: Any) -> Any:

@@ -1,6 +1,7 @@
-"""Running one tool call of the model (CONTRACT.md §3, §6.6): submit locally, the rest through a tools object.
+"""Running one tool call of the model (CONTRACT.md §3, §6.6): a registered tool that ends the episode
+(``submit_answer``) here, the rest through a tools object.
 
-Observation strings (submit result, error observation) come from ``sws.env``, shared with ``WikiTools``.
+Observation strings (the tool's own, the error observation) come from ``sws.env``, shared with ``WikiTools``.
 
 Errors split three ways. Transient ones (HTTP 429/502/503/504, transport errors and timeouts,
 ``sws.env.TransientToolError``) are retried (``sws.retry``) and become fatal when they outlast the retries.
@@ -18,15 +19,15 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from sws.env import (
+    DEFAULT_OPTIONS,
     FatalToolError,
     TransientToolError,
     error_observation,
+    get_tool,
     parse_arguments,
-    submit_observation,
 )
 from sws.retry import RetryPolicy
 
-SUBMIT_TOOL = "submit_answer"
 _RETRY_STATUS = {429, 502, 503, 504}
 
 
@@ -93,8 +94,9 @@ class ToolRunner:
         try:
             if name not in self.tool_names:
                 raise ValueError(f"Unknown tool: {name}")
-            if name == SUBMIT_TOOL:
-                return submit_observation(parse_arguments(arguments_json).get("answer"))
+            tool = get_tool(name)
+            if tool is not None and tool.ends_episode:
+                return tool.run(None, tool.Args.parse(parse_arguments(arguments_json), DEFAULT_OPTIONS))
             output = await self._call_with_retries(name, arguments_json)
             return output if isinstance(output, str) else str(output or "")
         except Exception as exc:

@@ -1,8 +1,10 @@
-"""The tool contract the model sees: schemas, argument handling, observation rendering and URLs.
+"""The tool contract the model sees: the tools, their schemas, argument handling, observations and URLs.
 
-``WikiTools(backend).call_tool(name, arguments_json)`` is the single entry point for the agent loop and the
-service; it never raises. Everything the model or the score sees follows CONTRACT.md part 2 bit for bit
-(§1.1, §1.6, §1.9, §2.1-§2.5, §3, §6.6). Deliberate deviations from the reference (CONTRACT.md part 1 §2):
+A tool is one object, ``Tool(name, schema, Args, run)`` (:mod:`sws.env.tool`), in one module (the built-ins:
+:mod:`sws.env.search_tool`, :mod:`sws.env.open_url_tool`, :mod:`sws.env.submit_tool`), made callable with
+``register_tool`` (:mod:`sws.env.registry`). ``WikiTools(backend).call_tool(name, arguments_json)`` is the
+single entry point for the agent loop and the service; it never raises. Everything the model or the score
+sees follows CONTRACT.md part 2 bit for bit (§1.1, §1.6, §1.9, §2.1-§2.5, §3, §6.6). Deliberate deviations from the reference (CONTRACT.md part 1 §2):
 
 - ``top_k`` is clamped to ``max_top_k`` (default 50); the reference forwards any positive value.
 - ``only_title`` is a real boolean: ``"false"``, ``"0"``, ``"no"`` are false; a value that is not a boolean
@@ -14,8 +16,8 @@ service; it never raises. Everything the model or the score sees follows CONTRAC
   saw httpx's generic ``HTTPStatusError`` text; here an empty query gives ``ValueError: query is empty``,
   arguments that are not a JSON object a ``TypeError`` (not ``AttributeError``), and a missing or null
   ``url`` ``ValueError: missing required argument 'url'`` (not ``KeyError: 'url'``, nor opening "None").
-- Backend failures also become error observations (``call_tool`` never raises); ``WikiTools.execute`` raises
-  them for callers that treat them as fatal.
+- Backend failures also become error observations (``call_tool`` never raises); ``sws.env.guard.call_tool``
+  raises them for callers that treat them as fatal.
 - The full-article view accepts an optional cap (``article_max_chars``), off by default (parity).
 - The search description has a config option for the paper's "ranked hits" wording; the default is the
   repository's "markdown hits".
@@ -35,18 +37,28 @@ from sws.env.arguments import (
     DEFAULT_MAX_TOP_K,
     DEFAULT_TOP_K,
     SEARCH_METHODS,
-    SearchArgs,
     coerce_bool,
     coerce_top_k,
     normalize_method,
     parse_arguments,
 )
 from sws.env.errors import BackendFailure, FatalToolError, ToolRequestError, TransientToolError
-from sws.env.guard import GuardedBackend, call_tool, guarded_tools
+from sws.env.guard import call_tool, guarded
 from sws.env.hits import NO_RESULTS, make_snippet, make_title_snippet, render_hits
-from sws.env.observations import ERROR_HINT, error_observation, submit_observation
-from sws.env.schemas import SEARCH_DESCRIPTIONS, TOOL_NAMES, TOOL_SCHEMAS, tool_schemas
-from sws.env.tools import WikiTools
+from sws.env.observations import ERROR_HINT, error_observation
+from sws.env.open_url_tool import OpenedUrl, OpenUrlArgs, open_page
+from sws.env.registry import (
+    TOOL_NAMES,
+    get_tool,
+    register_tool,
+    registered_tools,
+    tool_schemas,
+    unregister_tool,
+)
+from sws.env.search_tool import SEARCH_DESCRIPTIONS, SearchArgs, render_search, search_hits
+from sws.env.submit_tool import submit_observation
+from sws.env.tool import DEFAULT_OPTIONS, Tool, ToolOptions, function_schema
+from sws.env.tools import ToolCall, WikiTools
 from sws.env.urls import INVALID_URL_MESSAGE, LINK_MODES, WikiUrl, chunk_url, parse_wiki_url
 from sws.env.views import (
     chunk_not_found,
@@ -57,8 +69,11 @@ from sws.env.views import (
     render_chunk_view,
 )
 
+TOOL_SCHEMAS = tool_schemas()
+
 __all__ = [
     "DEFAULT_MAX_TOP_K",
+    "DEFAULT_OPTIONS",
     "DEFAULT_TOP_K",
     "ERROR_HINT",
     "INVALID_URL_MESSAGE",
@@ -70,8 +85,12 @@ __all__ = [
     "TOOL_SCHEMAS",
     "BackendFailure",
     "FatalToolError",
-    "GuardedBackend",
+    "OpenUrlArgs",
+    "OpenedUrl",
     "SearchArgs",
+    "Tool",
+    "ToolCall",
+    "ToolOptions",
     "ToolRequestError",
     "TransientToolError",
     "WikiTools",
@@ -83,17 +102,25 @@ __all__ = [
     "coerce_bool",
     "coerce_top_k",
     "error_observation",
-    "guarded_tools",
+    "function_schema",
+    "get_tool",
+    "guarded",
     "make_snippet",
     "make_title_snippet",
     "missing_document",
     "no_document",
     "normalize_method",
+    "open_page",
     "parse_arguments",
     "parse_wiki_url",
+    "register_tool",
+    "registered_tools",
     "render_article_view",
     "render_chunk_view",
     "render_hits",
+    "render_search",
+    "search_hits",
     "submit_observation",
     "tool_schemas",
+    "unregister_tool",
 ]

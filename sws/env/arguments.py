@@ -1,4 +1,5 @@
-"""Tool-call arguments from the model -> validated values (CONTRACT.md part 1 over part 2 §1.2, §2.1, §3).
+"""Tool-call arguments from the model -> validated values (CONTRACT.md part 1 over part 2 §1.2, §2.1, §3): the
+JSON object and the coercions the tools' ``Args.parse`` share.
 
 Every problem raises ``ValueError`` (the ``json`` parser's ``JSONDecodeError`` is one; a non-object is a
 ``TypeError``) with a message written for the model; the dispatcher turns it into the §6.6 error observation.
@@ -7,7 +8,6 @@ Every problem raises ``ValueError`` (the ``json`` parser's ``JSONDecodeError`` i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_TOP_K = 10
@@ -29,36 +29,6 @@ _METHOD_ALIASES = {
 _TRUE_WORDS = {"true", "1", "yes", "on"}
 _FALSE_WORDS = {"false", "0", "no", "off", "", "null", "none"}
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
-
-
-@dataclass(frozen=True, slots=True)
-class SearchArgs:
-    """Validated ``search`` arguments: a non-empty stripped query, 1 <= top_k <= the configured maximum."""
-
-    query: str
-    top_k: int
-    only_title: bool
-    method: str
-
-    @classmethod
-    def parse(
-        cls,
-        args: dict[str, Any],
-        max_top_k: int = DEFAULT_MAX_TOP_K,
-        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
-    ) -> SearchArgs:
-        """Apply the part 1 policy to the model's raw ``search`` arguments (unknown keys are ignored)."""
-        query = valid_text(str(args.get("query") or "")).strip()
-        if not query:
-            raise ValueError("query is empty")
-        if len(query) > max_query_chars:
-            raise ValueError(f"query is too long ({len(query)} characters; at most {max_query_chars})")
-        return cls(
-            query=query,
-            top_k=coerce_top_k(args.get("top_k", DEFAULT_TOP_K), max_top_k),
-            only_title=coerce_bool(args.get("only_title", False), "only_title"),
-            method=normalize_method(args.get("method", "rrf")),
-        )
 
 
 def parse_arguments(arguments_json: str) -> dict[str, Any]:
@@ -101,14 +71,6 @@ def normalize_method(value: Any) -> str:
     if key not in _METHOD_ALIASES:
         raise ValueError(f"Unknown search method {_preview(value)}: use one of {', '.join(SEARCH_METHODS)}")
     return _METHOD_ALIASES[key]
-
-
-def required_url(args: dict[str, Any]) -> str:
-    """The ``open_url`` URL as a string; missing or null is an error."""
-    url = args.get("url")
-    if url is None:
-        raise ValueError("missing required argument 'url'")
-    return str(url)
 
 
 def valid_text(text: str) -> str:

@@ -1,16 +1,10 @@
-"""The JSON observations: the ``submit_answer`` result (CONTRACT.md §3) and the error observation (§6.6)."""
+"""The error observation (CONTRACT.md §6.6): what the model sees when a call fails."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 ERROR_HINT = "Fix tool arguments and call tool again. For search, provide non-empty 'query'."
-
-
-def submit_observation(answer: Any) -> str:
-    """``{"status": "done", "answer": str(answer or "")}``; a null, missing or empty answer becomes ``""``."""
-    return json.dumps({"status": "done", "answer": str(answer or "")}, ensure_ascii=False)
 
 
 def error_observation(tool: str, arguments: str, error: BaseException) -> str:

@@ -13,10 +13,10 @@ from typing import Any
 import pyarrow as pa
 
 from sws.agent import AgentConfig, Episode
+from sws.env import get_tool
 from sws.eval.datasets import QAItem
 
 EVAL_KEYS = ("em", "em_substring", "em_cover", "f1", "precision", "recall", "f1_bool")
-_KNOWN_TOOLS = ("search", "open_url", "submit_answer")
 
 RECORD_SCHEMA = pa.schema(
     [
@@ -65,6 +65,7 @@ class EpisodeRecord:
 
     ``eval`` is None until scored (and for failed episodes); ``status`` is ``submitted``, ``max_rounds``,
     ``context_exhausted`` (scored: no answer) or ``error``. ``fingerprint`` identifies the environment (index + tools) the episode ran against.
+    ``unknown_tool_calls`` counts calls of names no tool is registered under (``sws.env.register_tool``).
     """
 
     id: str
@@ -136,7 +137,7 @@ class EpisodeRecord:
             search_calls=calls["search"],
             open_calls=calls["open_url"],
             submit_calls=calls["submit_answer"],
-            unknown_tool_calls=sum(n for name, n in calls.items() if name not in _KNOWN_TOOLS),
+            unknown_tool_calls=sum(n for name, n in calls.items() if get_tool(name) is None),
             tool_errors=episode.tool_errors,
             dropped_tool_calls=episode.dropped_tool_calls,
             nudges=episode.nudges,

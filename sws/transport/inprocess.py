@@ -6,14 +6,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from sws.env import BackendFailure, FatalToolError, WikiTools, call_tool, guarded_tools
+from sws.env import BackendFailure, FatalToolError, WikiTools, call_tool
 
 
 class InProcessTools:
     """``call_tool`` straight on ``WikiTools``; a backend failure raises ``FatalToolError``.
 
     Args:
-        tools: tools whose backend is a ``GuardedBackend`` (see :meth:`open`).
+        tools: the tools (see :meth:`open`).
     """
 
     def __init__(self, tools: WikiTools):
@@ -34,7 +34,7 @@ class InProcessTools:
         from sws.search import SearchEngine
 
         engine = SearchEngine.open(index, embedder=embedder, ef_search=ef_search, verify=verify)
-        return cls(guarded_tools(engine, **tool_options))
+        return cls(WikiTools(engine, **tool_options))
 
     @property
     def schemas(self) -> list[dict[str, Any]]:

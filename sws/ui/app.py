@@ -1,4 +1,5 @@
-"""The UI's ASGI app: search playground, runs table, episode pages and tool-use charts.
+"""The UI's ASGI app: search playground, a call form for every registered tool, runs table, episode pages
+and tool-use charts.
 
 Server-rendered Jinja2 with autoescaping on every template and no JavaScript at all; assets are inside the
 package. A Content-Security-Policy allowing no scripts is sent as a second line of defence, but nothing relies
@@ -181,6 +182,14 @@ def create_app(
         result = open_page(tools, root, url) if url and tools is not None else None
         title = result.title if result and result.title else "Open a page"
         return render(request, "open.html", nav="search", title=title, url=url, result=result)
+
+    @app.get("/call", response_class=HTMLResponse)
+    def call(request: Request, name: str = "", arguments: str = "{}") -> HTMLResponse:
+        listed = [schema["function"] for schema in tools.registered_schemas] if tools is not None else []
+        result = tools.call_tool(name, arguments) if name and tools is not None else None
+        title = f"Call: {name}" if name else "Call a tool"
+        context = {"tool": name, "arguments": arguments, "tools": listed, "result": result}
+        return render(request, "call.html", nav="call", title=title, **context)
 
     @app.get("/runs", response_class=HTMLResponse)
     def runs(request: Request) -> HTMLResponse:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from sws.env import get_tool, parse_wiki_url
 from sws.eval.metrics import exact_match, token_f1
 from sws.eval.records import EpisodeRecord
 
@@ -211,8 +212,6 @@ def episode_steps(record: EpisodeRecord, root: str = "") -> list[Step]:
 
 def open_href(root: str, url: str) -> str | None:
     """The playground view of a Wikipedia URL the tools accept (http/https only), else None."""
-    from sws.env import parse_wiki_url
-
     if not url.lower().startswith(("http://", "https://")) or parse_wiki_url(url) is None:
         return None
     return f"{root}/open?{urlencode({'url': url})}"
@@ -239,14 +238,22 @@ def _tool_call(call: dict[str, Any], root: str) -> ToolCall:
     except ValueError:
         parsed = None
     pretty = json.dumps(parsed, indent=2, ensure_ascii=False) if isinstance(parsed, dict) else raw
-    playground = None
-    if isinstance(parsed, dict):
-        if name == "search" and parsed.get("query"):
-            playground = search_href(root, parsed)
-        elif name == "open_url" and isinstance(parsed.get("url"), str):
-            playground = open_href(root, parsed["url"])
+    playground = _playground(root, name, raw, parsed) if isinstance(parsed, dict) else None
     call_id = call.get("id")
     return ToolCall(str(call_id) if call_id is not None else None, name, raw, pretty, playground)
+
+
+def _playground(root: str, name: str, raw: str, args: dict[str, Any]) -> str | None:
+    """The playground view of a call: search and open_url have their own, any other registered tool that
+    does not end the episode the call form."""
+    if name == "search":
+        return search_href(root, args) if args.get("query") else None
+    if name == "open_url":
+        return open_href(root, args["url"]) if isinstance(args.get("url"), str) else None
+    tool = get_tool(name)
+    if tool is None or tool.ends_episode:
+        return None
+    return f"{root}/call?{urlencode({'name': name, 'arguments': raw})}"
 
 
 def _observation(msg: dict[str, Any], content: str, mark: HistoryMark, href_for) -> Observation:

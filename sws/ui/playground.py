@@ -1,7 +1,8 @@
 """The search playground: the model's exact observations plus the structured hits and page navigation.
 
-The observation text comes from the same calls the agent's tool dispatch makes (``WikiTools.search_hits`` +
-``render_search`` for a valid search, ``call_tool`` otherwise), so what is shown is what the model would see.
+The observation text comes from the same calls the agent's tool dispatch makes (the search tool's
+``search_hits`` + ``render_search`` for a valid search, ``call_tool`` otherwise), so what is shown is what the
+model would see.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from sws.env import SearchArgs, WikiTools, chunk_url, error_observation, parse_wiki_url
+from sws.env import WikiTools, chunk_url, parse_wiki_url, render_search, search_hits
 from sws.env.hits import make_snippet, make_title_snippet
 from sws.env.urls import WIKI_BASE_URL
 
@@ -83,27 +84,25 @@ def run_search(
     raw: dict[str, Any] = {"query": query, "top_k": k, "only_title": only_title, "method": method}
     result.arguments = json.dumps(raw, ensure_ascii=False)
     start = time.perf_counter()
-    try:
-        args = SearchArgs.parse(raw, tools.max_top_k, tools.max_query_chars)
-    except Exception:  # noqa: BLE001 - shown as the model would see it
-        result.observation = tools.call_tool("search", result.arguments)
-        result.error = True
+    call = tools.parse("search", result.arguments)
+    if isinstance(call, str):  # shown as the model would see it
+        result.observation, result.error = call, True
         return result
+    args = call.args
     try:
-        hits = tools.search_hits(args)
-        result.observation = tools.render_search(args, hits)
+        hits = search_hits(tools.backend, args)
+        result.observation = render_search(args, hits)
     except Exception as exc:  # noqa: BLE001 - a backend failure is the model's error observation too
-        result.observation = error_observation("search", result.arguments, exc)
-        result.error = True
+        result.observation, result.error = call.observe(exc), True
         return result
     result.elapsed_ms = (time.perf_counter() - start) * 1000
     for rank, hit in enumerate(hits, 1):
         chunk = hit.chunk
-        url = chunk_url(chunk.page_id, chunk.chunk_index, chunk.title, tools.link_mode)
+        url = chunk_url(chunk.page_id, chunk.chunk_index, chunk.title, args.link_mode)
         snippet = (
             make_title_snippet(chunk.text)
             if args.only_title
-            else make_snippet(chunk.text, tools.snippet_chars)
+            else make_snippet(chunk.text, args.snippet_chars)
         )
         result.hits.append(
             HitView(

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from sws.env import SearchArgs, coerce_bool, coerce_top_k, normalize_method, parse_arguments
-from sws.env.arguments import required_url
+from sws.env import OpenUrlArgs, SearchArgs, coerce_bool, coerce_top_k, normalize_method, parse_arguments
 
 
 @pytest.mark.parametrize(
@@ -137,16 +136,14 @@ def test_parse_arguments_is_strict_json_object():
 
 
 def test_required_url():
-    assert required_url({"url": " /wiki/1 "}) == " /wiki/1 "
-    assert required_url({"url": 736}) == "736"
+    assert OpenUrlArgs.parse({"url": " /wiki/1 "}).url == " /wiki/1 "
+    assert OpenUrlArgs.parse({"url": 736}).url == "736"
     for args in ({}, {"url": None}):
         with pytest.raises(ValueError, match="missing required argument 'url'"):
-            required_url(args)
+            OpenUrlArgs.parse(args)
 
 
 def test_query_length_bound_and_lone_surrogates():
-    from sws.env.arguments import SearchArgs
-
     with pytest.raises(ValueError, match="query is too long"):
         SearchArgs.parse({"query": "x" * 4097})
     assert SearchArgs.parse({"query": "x" * 4096}).query == "x" * 4096

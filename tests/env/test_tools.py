@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from sws.env import ERROR_HINT, INVALID_URL_MESSAGE, WikiTools
+from sws.env import ERROR_HINT, INVALID_URL_MESSAGE, BackendFailure, WikiTools, call_tool, get_tool
 
 EINSTEIN_LEAD = (  # the stored text of chunk 736_0 in conftest.py, before its filler
     "Section 0: Preamble\n"
@@ -130,11 +130,13 @@ def test_max_top_k_is_configurable(backend):
     assert backend.calls == [("search", "Ulm", 200, "rrf")]
 
 
-def test_typed_search_uses_the_same_handling(tools, backend):
-    assert tools.search("Princeton", top_k=1, method="kws").startswith("1. [Albert Einstein](")
-    assert backend.calls == [("search", "Princeton", 1, "keywords")]
+def test_a_call_is_its_tools_args_and_run(tools, backend):
+    search = get_tool("search")
+    args = search.Args.parse({"query": "Princeton", "top_k": 1, "method": "kws"}, tools.options)
+    assert search.run(backend, args) == call(tools, "search", query="Princeton", top_k=1, method="kws")
+    assert backend.calls == [("search", "Princeton", 1, "keywords")] * 2
     with pytest.raises(ValueError, match="query is empty"):
-        tools.search("  ")
+        search.Args.parse({"query": "  "}, tools.options)
 
 
 def test_title_link_mode_round_trip(backend):
@@ -190,7 +192,7 @@ def test_open_article_golden(tools):
 
 
 def test_article_cap(backend):
-    capped = WikiTools(backend, article_max_chars=40).open_url("/wiki/1984")
+    capped = call(WikiTools(backend, article_max_chars=40), "open_url", url="/wiki/1984")
     assert capped == "# Nineteen Eighty-Four (ID: 1984)\n\n## Se... (Omitted 43 characters)"
 
 
@@ -284,14 +286,16 @@ class BrokenBackend:
         raise RuntimeError("index shard 3 unreadable")
 
 
-def test_backend_failures_become_observations_or_raise_from_execute():
+def test_backend_failures_become_observations_or_raise_from_the_guard():
     tools = WikiTools(BrokenBackend())
     arguments = '{"query": "Ulm"}'
     assert tools.call_tool("search", arguments) == error(
         "search", arguments, "RuntimeError", "index shard 3 unreadable"
     )
-    with pytest.raises(RuntimeError, match="shard 3"):
-        tools.execute("search", arguments)
+    with pytest.raises(BackendFailure, match="RuntimeError: index shard 3 unreadable") as raised:
+        call_tool(tools, "search", arguments)
+    assert isinstance(raised.value.__cause__, RuntimeError)
+    assert call_tool(tools, "search", '{"query": ""}') == tools.call_tool("search", '{"query": ""}')
 
 
 @pytest.mark.parametrize(
@@ -318,7 +322,7 @@ def test_schemas_follow_the_option(backend):
 
 
 def test_snippet_chars_option(backend):
-    observation = WikiTools(backend, snippet_chars=40).search("Nineteen", method="keywords")
+    observation = call(WikiTools(backend, snippet_chars=40), "search", query="Nineteen", method="keywords")
     assert observation == (
         "1. [Nineteen Eighty-Four](https://en.wikipedia.org/wiki/1984#chunk-1)\n"
         "   - Section 0: Preamble\nA novel by George Or... (Omitted 5 characters)"

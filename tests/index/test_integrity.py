@@ -8,7 +8,7 @@ import xxhash
 from click.testing import CliRunner
 
 from sws.cli import cli
-from sws.env import BackendFailure, GuardedBackend
+from sws.env import BackendFailure, WikiTools, call_tool
 from sws.index import IndexCorruptError, WikiIndex
 from sws.search import SearchEngine
 from tests.index.helpers import zero_half
@@ -62,11 +62,11 @@ def test_zeroed_store_is_named_by_verify_and_refused_by_open_with_verify(damaged
 
 
 def test_zeroed_store_without_verify_is_a_backend_failure_not_an_argument_error(damaged_index):
-    backend = GuardedBackend(SearchEngine.open(damaged_index))  # sizes match: it opens
+    tools = WikiTools(SearchEngine.open(damaged_index))  # sizes match: it opens
     with pytest.raises(BackendFailure, match="IO error"):
-        backend.search("Bitcoin", 3, "keywords")
+        call_tool(tools, "search", json.dumps({"query": "Bitcoin", "top_k": 3, "method": "keywords"}))
     with pytest.raises(BackendFailure, match="IO error"):
-        backend.page_chunks(backend.resolve_page("Bitcoin"))
+        call_tool(tools, "open_url", json.dumps({"url": "/wiki/Bitcoin"}))
     for args in (
         ["search", "--index", damaged_index, "Bitcoin"],
         ["open", "--index", damaged_index, "/wiki/Bitcoin"],

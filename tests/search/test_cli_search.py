@@ -25,7 +25,8 @@ def test_search_and_open_print_the_observations(leads_root, engine):
         "1. [Bitcoin](https://en.wikipedia.org/wiki/1010#chunk-1)\n   - Section 0: Preamble This article"
     )
     opened = CliRunner().invoke(open_command, ["--index", index, "https://en.wikipedia.org/wiki/BTC#chunk-1"])
-    assert opened.stdout == tools.open_url("https://en.wikipedia.org/wiki/1010#chunk-1") + "\n"
+    chunk = json.dumps({"url": "https://en.wikipedia.org/wiki/1010#chunk-1"})
+    assert opened.stdout == tools.call_tool("open_url", chunk) + "\n"
 
 
 def test_rrf_uses_the_index_embedder(leads_root):

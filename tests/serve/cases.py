@@ -51,6 +51,11 @@ def tool_cases(engine) -> list[tuple[str, str | None]]:
     return cases
 
 
+def opened(tools, url: str) -> str:
+    """The ``open_url`` observation of ``url`` by ``tools`` (a ``WikiTools``)."""
+    return tools.call_tool("open_url", json.dumps({"url": url}))
+
+
 SEARCH = {"query": "Sudan history", "top_k": 2, "method": "keywords"}
 MCP_CALL = {
     "jsonrpc": "2.0",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sws.env import INVALID_URL_MESSAGE, NO_RESULTS, WikiTools
+from tests.serve.cases import opened
 
 Tools = Callable[..., WikiTools]  # WikiTools over the served index with the given options
 Expected = Callable[[Tools, dict[str, Any], dict[str, Any]], str]  # (tools, request, response) -> content
@@ -40,7 +41,7 @@ def _search(**options: Any) -> Expected:
 
 def _opened(tools: Tools, request: dict[str, Any], response: dict[str, Any]) -> str:
     """The ``open_url`` observation of the URL the response names (for ``/random``: the one it drew)."""
-    return tools().open_url(response["url"])
+    return opened(tools(), response["url"])
 
 
 def conformance_rows(page: int) -> list[Row]:

@@ -16,6 +16,7 @@ from serve.retrieval.service import RetrievalService
 from sws.config.serving import ServeConfig
 from sws.env import WikiTools
 from tests.env.test_fuzz import random_arguments, random_value
+from tests.serve.cases import opened
 from tests.serve.conformance import check, conformance_rows, send
 
 
@@ -73,7 +74,7 @@ def test_the_reference_client_reads_every_tool_outcome(client, engine, local_too
         if name == "search":
             expected = local_tools.call_tool(name, json.dumps(arguments))
         else:
-            expected = local_tools.open_url(str(arguments["url"]))
+            expected = opened(local_tools, str(arguments["url"]))
         assert reference_client_call(client, name, arguments) == expected, (name, arguments)
     with pytest.raises(Exception, match="Client error '400 Bad Request'"):  # HTTPStatusError, as there
         reference_client_call(client, "search", {"query": "   "})
@@ -83,7 +84,7 @@ def test_random_is_deterministic_per_seed_and_uniform_over_pages(client, engine,
     first = client.post("/random", json={"mode": "chunk", "seed": 42}).json()
     assert client.post("/random", json={"seed": 42}).json() == first
     assert client.get("/random", params={"seed": 42}).json() == first
-    assert first["content"] == local_tools.open_url(first["url"])
+    assert first["content"] == opened(local_tools, first["url"])
     assert first["content"].startswith(f"# {first['title']} (chunk {first['chunk']}/{first['n_chunks']})")
     page = client.get("/random", params={"mode": "page", "seed": 42}).json()
     assert page["content"].startswith(f"# {page['title']} (ID: {page['page_id']})") and page["chunk"] is None

@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 
 from serve.retrieval.http_app import make_http_app
 from serve.retrieval.service import RetrievalService
-from sws.env import INVALID_URL_MESSAGE, WikiTools, call_tool, guarded_tools
+from sws.env import INVALID_URL_MESSAGE, WikiTools, call_tool
 from sws.index import IndexCorruptError
 from sws.search import SearchEngine
 
@@ -65,7 +65,7 @@ def test_health_recovers_once_the_failure_window_has_passed(damaged_index):
 
 
 def test_argument_errors_keep_their_observations_over_a_damaged_index(damaged_index, leads_root):
-    damaged = guarded_tools(SearchEngine.open(damaged_index))
+    damaged = WikiTools(SearchEngine.open(damaged_index))
     healthy = WikiTools(SearchEngine.open(leads_root / "index"))
     for name, arguments in ARGUMENT_ERRORS:
         observation = call_tool(damaged, name, arguments)
@@ -74,10 +74,10 @@ def test_argument_errors_keep_their_observations_over_a_damaged_index(damaged_in
 
 
 def test_lone_surrogates_are_validated_before_the_index(leads_root):
-    """Tantivy cannot encode lone surrogates; argument handling replaces them, so the guarded tools (which
-    treat every index exception as a service fault) answer as the plain ones."""
+    """Tantivy cannot encode lone surrogates; argument handling replaces them, so the guarded call (which
+    treats every index exception as a service fault) answers as the plain one."""
     engine = SearchEngine.open(leads_root / "index")
-    guarded, plain = guarded_tools(engine), WikiTools(engine)
+    tools = WikiTools(engine)
     calls = [
         ("search", json.dumps({"query": "Bit\ud800coin", "method": "keywords", "top_k": 3})),
         ("search", json.dumps({"query": "Bit\ud800coin", "only_title": True})),
@@ -85,8 +85,8 @@ def test_lone_surrogates_are_validated_before_the_index(leads_root):
         ("open_url", json.dumps({"url": "https://en.wikipedia.org/wiki/Bit\ud800coin"})),
     ]
     for name, arguments in calls:
-        observation = call_tool(guarded, name, arguments)
-        assert observation == plain.call_tool(name, arguments)
+        observation = call_tool(tools, name, arguments)
+        assert observation == tools.call_tool(name, arguments)
         assert not observation.startswith('{"status": "error"'), observation
 
 

@@ -15,7 +15,7 @@ import pytest
 from sws.env import WikiTools, tool_schemas
 from sws.retry import RetryPolicy
 from sws.transport import HttpTools
-from tests.serve.cases import guarded_requests, tool_cases
+from tests.serve.cases import guarded_requests, opened, tool_cases
 from tests.serve.conformance import check, conformance_rows, send
 from tests.serve.conftest import TOKEN, run_driver
 from tests.serve.counted_load import per_client, run_closed_loop, summary
@@ -243,7 +243,7 @@ def test_handle_api_from_a_ray_task(server, engine, local_tools, serve_index):
     arguments = json.dumps({"query": "bridge in Pasadena", "top_k": 2})
     assert out["search"]["content"] == local_tools.call_tool("search", arguments)
     assert out["tools"] == tool_schemas()
-    assert out["random"]["content"] == local_tools.open_url(out["random"]["url"])
+    assert out["random"]["content"] == opened(local_tools, out["random"]["url"])
     assert out["random"]["page_id"] == engine.random_page(random.Random(5))  # the seed decides, anywhere
     assert out["info"] == json.loads((serve_index / "manifest.json").read_text())["fingerprint"]
 

@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 from serve.retrieval.http_app import make_http_app
 from serve.retrieval.response_cache import ResponseCache
 from serve.retrieval.service import Limits, RetrievalService
-from sws.env import BackendFailure, call_tool, guarded_tools, tool_schemas
-from tests.serve.cases import MCP_ACCEPT, MCP_CALL, SEARCH, guarded_requests, tool_cases
+from sws.env import BackendFailure, WikiTools, call_tool, tool_schemas
+from tests.serve.cases import MCP_ACCEPT, MCP_CALL, SEARCH, guarded_requests, opened, tool_cases
 
 TOKEN = "unit-token"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -46,9 +46,8 @@ def test_call_answers_what_call_tool_answers(client, engine, local_tools):
 
 
 def test_guarded_call_tool_is_call_tool_except_for_backend_failures(engine, local_tools):
-    guarded = guarded_tools(engine)
     for name, arguments in tool_cases(engine):
-        assert call_tool(guarded, name, arguments) == local_tools.call_tool(name, arguments)
+        assert call_tool(local_tools, name, arguments) == local_tools.call_tool(name, arguments)
 
 
 class _BrokenEngine:
@@ -89,7 +88,7 @@ def test_backend_failure_is_503_not_an_observation(engine):
             _call(client, "search", '{"query": "Sudan", "only_title": true}', headers={}).status_code == 200
         )
     with pytest.raises(BackendFailure, match="OSError"):
-        call_tool(guarded_tools(_BrokenEngine(engine)), "search", '{"query": "x"}')
+        call_tool(WikiTools(_BrokenEngine(engine)), "search", '{"query": "x"}')
 
 
 def test_openai_tool_call_shape_and_object_arguments(client, local_tools):
@@ -135,7 +134,7 @@ def test_structured_open_url(client, engine, local_tools):
     page = engine.resolve_page("Emmanuel Olisadebe")
     url = f"https://en.wikipedia.org/wiki/{page}#chunk-2"
     data = client.post("/open_url", json={"url": url}, headers=AUTH).json()
-    assert data["content"] == local_tools.open_url(url)
+    assert data["content"] == opened(local_tools, url)
     assert (data["page_id"], data["title"], data["chunk"], data["n_chunks"]) == (
         page,
         "Emmanuel Olisadebe",
@@ -154,7 +153,7 @@ def test_structured_open_url(client, engine, local_tools):
     ):
         response = client.post("/open_url", json={"url": missing}, headers=AUTH)
         assert response.status_code == 200 and response.json()["outcome"] == outcome
-        assert response.json()["content"] == local_tools.open_url(missing)
+        assert response.json()["content"] == opened(local_tools, missing)
     assert client.post("/open_url", json={"url": 5}, headers=AUTH).status_code == 422
 
 

@@ -20,7 +20,7 @@ from serve.launch import free_port
 from sws.agent import ToolRunner
 from sws.agent.scripted_server import drip
 from sws.config import ToolClientConfig
-from sws.env import BackendFailure, FatalToolError, ToolRequestError, TransientToolError, guarded_tools
+from sws.env import BackendFailure, FatalToolError, ToolRequestError, TransientToolError, WikiTools
 from sws.retry import RetryPolicy
 from sws.stages import tool_client_args
 from sws.transport import HandleTools, HttpTools, InProcessTools, make_tool_client, tool_client_factory
@@ -172,7 +172,7 @@ def test_inprocess_client_equals_wikitools(serve_index, engine, local_tools):
 def test_inprocess_backend_failure_is_fatal(engine):
     from tests.serve.test_service import _BrokenEngine
 
-    tools = InProcessTools(guarded_tools(_BrokenEngine(engine)))
+    tools = InProcessTools(WikiTools(_BrokenEngine(engine)))
     with pytest.raises(FatalToolError, match="OSError"):
         tools.call_tool("search", '{"query": "x"}')
     assert json.loads(tools.call_tool("search", '{"query": ""}'))["error"] == "query is empty"
