@@ -93,8 +93,8 @@ class SearchAgent:
         config: model and sampling settings.
         schemas: tool schemas sent on every call; None means ``tools.schemas`` if it has them, else
             ``sws.env.tool_schemas()``.
-        tool_timeout: seconds per tool attempt.
-        tool_max_attempts: attempts per tool call on transient errors.
+        tool_timeout: one deadline per tool call, the tools' retries included (``ToolRunner``); None: the
+            tools' own.
         executor: thread pool for sync tools; None means the event loop's default.
     """
 
@@ -104,15 +104,14 @@ class SearchAgent:
         tools: ToolBox,
         config: AgentConfig,
         schemas: list[dict[str, Any]] | None = None,
-        tool_timeout: float = 180.0,
-        tool_max_attempts: int = 4,
+        tool_timeout: float | None = None,
         executor: Executor | None = None,
     ):
         self.llm = llm
         self.config = config
         self.schemas = schemas or getattr(tools, "schemas", None) or tool_schemas()
         names = [s["function"]["name"] for s in self.schemas]
-        self.tools = ToolRunner(tools, names, tool_timeout, tool_max_attempts, executor=executor)
+        self.tools = ToolRunner(tools, names, tool_timeout, executor=executor)
         self.family = model_family(config.model)
         self.system_prompt = system_prompt(config.keep_recent_tool_results, config.tool_result_max_chars)
 
