@@ -194,7 +194,7 @@ def evaluate(
         StageError: bad inputs, another run in ``out``, a tool service that cannot be verified.
         EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
-    from sws.agent import HEURISTIC_MODEL, AgentConfig
+    from sws.agent import HEURISTIC_MODEL
     from sws.eval.datasets import DatasetError, canonical_dataset, file_sha256, load_dataset, select
     from sws.eval.judge import default_cache_dir
     from sws.eval.lock import RunLockedError
@@ -224,10 +224,7 @@ def evaluate(
         if not model:
             raise StageError("--model is required with --llm-base-url", usage=True)
         out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
-        try:
-            agent = AgentConfig(model=model, **dataclasses.asdict(e.agent))
-        except ValueError as exc:
-            raise StageError(f"eval.agent: {exc}", usage=True) from exc
+        agent = dataclasses.replace(e.agent, model=model)
         init_ray(cfg.ray.address, cfg.ray.num_cpus)
         judge = None
         if e.judge:
