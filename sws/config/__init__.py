@@ -2,7 +2,8 @@
 
 Sections are typed dataclasses, one module per stage (``corpus``, ``index``, ``serving``, ``eval`` and its
 ``agent``), gathered in ``run.SwsConfig``; ``loader`` reads profiles and ``key=value`` overrides for the CLI,
-the Ray jobs and the Serve application builders alike.
+the Ray jobs and the Serve application builders alike, and ``flags`` declares the command-line flags that
+set keys of them.
 """
 
 from sws.config.agent import TOOL_CHOICES, AgentConfig
