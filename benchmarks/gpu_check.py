@@ -533,7 +533,7 @@ def steps(check: Check, port: int = 8000) -> list[Step]:
         ),
         Step(
             "pytest_gpu",
-            "the gpu-marked tests (CAGRA build, the vLLM app builder)",
+            "the gpu-marked tests (the CAGRA build)",
             180,
             lambda c: [
                 [

@@ -7,28 +7,15 @@ The same stage as ``sws build corpus`` (``sws.stages.build_corpus``); inside a s
 through ``RAY_ADDRESS``. Safe to resubmit: finished shards are skipped.
 """
 
-import argparse
 import json
 import sys
 
 from sws import stages
+from sws.config import flags
 
 
 def main() -> None:
-    args = stages.job_arguments(
-        __doc__,
-        {
-            "--dump": {"dest": "dumps", "action": "append", "default": []},
-            "--multistream-index": {"dest": "index_paths", "action": "append", "default": []},
-            "--index": {
-                "dest": "old_index_paths",
-                "action": "append",
-                "default": [],
-                "help": argparse.SUPPRESS,
-            },
-            "--out": {},
-        },
-    )
+    args = stages.job_arguments(__doc__, flags.BUILD_CORPUS)
     if args.old_index_paths:  # the name before --index meant an index directory everywhere else
         print("warning: --index is deprecated here, use --multistream-index", file=sys.stderr)
         args.index_paths += args.old_index_paths
@@ -40,7 +27,7 @@ def main() -> None:
             args.index_paths,
             any(o.startswith("dump.fetch_manifest=") for o in args.overrides),
         )
-    manifest = stages.build_corpus(cfg, args.out or cfg.corpus.out, progress=False)
+    manifest = stages.build_corpus(cfg, cfg.corpus.out, progress=False)
     print(json.dumps(stages.corpus_summary(manifest), indent=1))
     stages.check_corpus_complete(manifest)
 

@@ -10,14 +10,12 @@ and finished index parts built from the same inputs are kept; the manifest is wr
 import json
 
 from sws import stages
+from sws.config import flags
 
 
 def main() -> None:
-    args = stages.job_arguments(__doc__, {"--corpus": {}, "--out": {}, "--vectors": {}})
-    cfg = args.cfg
-    manifest = stages.build_index(
-        cfg, args.corpus or cfg.corpus.out, args.out or cfg.index.out, args.vectors or cfg.index.vectors
-    )
+    cfg = stages.job_arguments(__doc__, flags.BUILD_INDEX).cfg
+    manifest = stages.build_index(cfg, cfg.corpus.out, cfg.index.out, cfg.index.vectors)
     print(json.dumps(stages.index_summary(manifest), indent=1))
 
 

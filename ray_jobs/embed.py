@@ -10,12 +10,12 @@ The same stage as ``sws build embed`` (``sws.stages.embed``); inside a submitted
 import json
 
 from sws import stages
+from sws.config import flags
 
 
 def main() -> None:
-    args = stages.job_arguments(__doc__, {"--corpus": {}, "--out": {}})
-    cfg = args.cfg
-    m = stages.embed(cfg, args.corpus or cfg.corpus.out, args.out or cfg.embed.out).manifest
+    cfg = stages.job_arguments(__doc__, flags.EMBED).cfg
+    m = stages.embed(cfg, cfg.corpus.out, cfg.embed.out).manifest
     print(
         json.dumps({k: m[k] for k in ("fingerprint", "rows", "dim", "dtype", "tokens", "last_run")}, indent=1)
     )

@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from sws.config import INGRESS_MODES, LLMServeConfig, ServeConfig
+from sws.config import LLMServeConfig, ServeConfig
 
 if TYPE_CHECKING:
     from serve.processes import ProcessLedger
@@ -140,8 +140,6 @@ def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> di
     """
     from serve.client_bounds import bounds_env
 
-    if cfg.ingress not in INGRESS_MODES:
-        raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
     env = {"RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
     proxy_cap = cfg.max_connections_per_source if cfg.ingress == "proxy" else 0
     env |= bounds_env(cfg.request_read_timeout_s, proxy_cap)
@@ -189,12 +187,10 @@ def run(
 
     from serve import llm_launch
     from serve.processes import ProcessLedger, reap_stale
-    from serve.retrieval import build_app
+    from serve.retrieval import build_app, check_index
     from sws.raykit import init_ray
 
-    if cfg.ingress not in INGRESS_MODES:
-        raise ValueError(f"ingress={cfg.ingress!r}: expected one of {list(INGRESS_MODES)}")
-    build_app(replace(cfg, verify_on_open=False))  # validate before starting anything
+    check_index(replace(cfg, verify_on_open=False))  # before starting anything (checksums: by build_app)
     if llm is not None:
         from serve.llm import build_app as build_llm_app
         from serve.llm import llm_config, served_name

@@ -134,9 +134,6 @@ def _validate(cfg: LLMServeConfig) -> None:
             f"device cpu: no accelerator_type ({cfg.accelerator_type!r}), cpu_kv_cache_gib >= 1 "
             f"({cfg.cpu_kv_cache_gib}) and num_cpus > 0 ({cfg.num_cpus})"
         )
-    replicas = cfg.replicas
-    if replicas.min_replicas > replicas.max_replicas or replicas.max_replicas < 1:
-        raise ValueError(f"replicas: min {replicas.min_replicas} > max {replicas.max_replicas} or max < 1")
 
 
 def _deployment(cfg: LLMServeConfig) -> dict[str, Any]:

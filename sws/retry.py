@@ -1,18 +1,16 @@
-"""One retry policy for remote calls (the LLM endpoint, the tool service), on tenacity.
+"""One retry policy for every remote call (the LLM endpoint, the tool service, embeddings, downloads), on
+tenacity.
 
 Only failures the caller classifies as transient are retried, with full-jitter exponential backoff (waits
 uniform in ``[0, min(backoff_max_s, backoff_s * 2^(n-1))]``) that honours a server's ``Retry-After`` (an
 exception's ``retry_after_s``, else its ``response``'s header): the wait is at least that long. A server that
 asks for more than ``backoff_max_s`` is not retried sooner than it asked: the call fails at once (see
-:meth:`RetryPolicy.refusal`). Anything else propagates at once.
+:meth:`RetryPolicy.refusal`). Anything else propagates at once, and so does the last transient failure when
+the attempts run out: what that means (a fatal tool error, a failed download) is the caller's to say.
 
-``timeout_s`` is each attempt's total deadline (connecting, sending and reading the whole answer), which the
-callers apply: a server that answers a byte at a time fails the attempt like one that never answers.
-
-The tool clients call :meth:`RetryPolicy.run` / :meth:`RetryPolicy.arun`: they retry
-``TransientToolError``, which is safe because every served tool is a read (a repeated ``search`` or
-``open_url`` returns the same text), and raise ``FatalToolError`` when the attempts run out: the service is
-down, not the model wrong, so the agent aborts and records the episode instead of showing it an outage.
+``timeout_s`` is each attempt's deadline, which the callers apply: the LLM and tool clients to the whole
+answer (connecting, sending and reading it: a server that answers a byte at a time fails the attempt like one
+that never answers), the fetcher to each read of a download (gigabytes have no whole-answer deadline).
 """
 
 from __future__ import annotations
@@ -26,14 +24,10 @@ from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 
-from sws.env.errors import FatalToolError, TransientToolError
-
 T = TypeVar("T")
 Classifier = Callable[[BaseException], bool]
-
-
-def _is_transient_tool_error(exc: BaseException) -> bool:
-    return isinstance(exc, TransientToolError)
+# before each wait: (the failed attempt's error, its number, the seconds about to be waited)
+RetryHook = Callable[[BaseException, int, float], None]
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -54,7 +48,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 def retry_after_s(exc: BaseException | None) -> float | None:
     """The pause a failed call's server asked for: ``exc.retry_after_s``, else the ``Retry-After`` header of
-    ``exc.response`` (the LLM SDK's status errors); None if it asked for none."""
+    ``exc.response`` (the LLM SDK's and httpx's status errors); None if it asked for none."""
     value = getattr(exc, "retry_after_s", None)
     if value is not None:
         return value
@@ -67,7 +61,7 @@ class RetryPolicy:
     """Per-attempt deadline, attempt count and backoff of one kind of remote call.
 
     Args:
-        timeout_s: total seconds of one attempt, the whole answer read (the caller applies it).
+        timeout_s: seconds of one attempt (the caller applies it; see the module docstring).
         max_attempts: attempts in all, the first included (>= 1).
         backoff_s: base of the full-jitter exponential backoff.
         backoff_max_s: cap of one wait; a server asking for a longer ``Retry-After`` is not retried.
@@ -106,53 +100,44 @@ class RetryPolicy:
     def _stop(self, state: RetryCallState) -> bool:
         return state.attempt_number >= self.max_attempts or self.refusal(_error(state)) is not None
 
-    def _options(self, is_transient: Classifier) -> dict:
-        return {
-            "retry": retry_if_exception(is_transient),
-            "wait": self._wait,
-            "stop": self._stop,
-            "reraise": True,
-        }
+    def _options(self, is_transient: Classifier, on_retry: RetryHook | None) -> dict:
+        options = {"retry": retry_if_exception(is_transient), "wait": self._wait, "stop": self._stop}
+        if on_retry is not None:
+            options["before_sleep"] = lambda state: on_retry(
+                _error(state), state.attempt_number, state.upcoming_sleep
+            )
+        return options | {"reraise": True}
 
-    def attempts(self, is_transient: Classifier) -> Retrying:
+    def attempts(self, is_transient: Classifier, on_retry: RetryHook | None = None) -> Retrying:
         """A fresh retry loop, ``for attempt in policy.attempts(f): with attempt: ...``; the last error is
-        re-raised when the attempts run out or its server asks for too long a pause (:meth:`refusal`)."""
-        return Retrying(**self._options(is_transient))
+        re-raised when it is not transient (``is_transient``), the attempts run out, or its server asks for
+        too long a pause (:meth:`refusal`). ``on_retry`` is called before each wait."""
+        return Retrying(**self._options(is_transient, on_retry))
 
-    def aattempts(self, is_transient: Classifier) -> AsyncRetrying:
+    def aattempts(self, is_transient: Classifier, on_retry: RetryHook | None = None) -> AsyncRetrying:
         """Async :meth:`attempts` (``async for``)."""
-        return AsyncRetrying(**self._options(is_transient))
+        return AsyncRetrying(**self._options(is_transient, on_retry))
 
-    def run(self, what: str, attempt_fn: Callable[[], T]) -> T:
-        """Call ``attempt_fn`` until it returns, retrying ``TransientToolError``.
-
-        Raises:
-            FatalToolError: still transient after ``max_attempts``, or its server asked for a longer pause than
-                ``backoff_max_s`` (``what`` names the call).
-        """
-        try:
-            for attempt in self.attempts(_is_transient_tool_error):
-                with attempt:
-                    result = attempt_fn()
-        except TransientToolError as exc:
-            raise self._gave_up(what, exc) from exc
+    def run(
+        self, attempt_fn: Callable[[], T], is_transient: Classifier, on_retry: RetryHook | None = None
+    ) -> T:
+        """``attempt_fn()`` under :meth:`attempts`: its result, or its last error."""
+        for attempt in self.attempts(is_transient, on_retry):
+            with attempt:
+                result = attempt_fn()
         return result
 
-    async def arun(self, what: str, attempt_fn: Callable[[], Awaitable[T]]) -> T:
-        """Async :meth:`run`."""
-        try:
-            async for attempt in self.aattempts(_is_transient_tool_error):
-                with attempt:
-                    result = await attempt_fn()
-        except TransientToolError as exc:
-            raise self._gave_up(what, exc) from exc
+    async def arun(
+        self,
+        attempt_fn: Callable[[], Awaitable[T]],
+        is_transient: Classifier,
+        on_retry: RetryHook | None = None,
+    ) -> T:
+        """Async :meth:`run` (``attempt_fn`` returns the awaitable of one attempt)."""
+        async for attempt in self.aattempts(is_transient, on_retry):
+            with attempt:
+                result = await attempt_fn()
         return result
-
-    def _gave_up(self, what: str, exc: TransientToolError) -> FatalToolError:
-        refusal = self.refusal(exc)
-        if refusal:
-            return FatalToolError(f"{what}: {exc}; the service {refusal}: not retried sooner")
-        return FatalToolError(f"{what}: still failing after {self.max_attempts} attempts: {exc}")
 
 
 def _error(state: RetryCallState) -> BaseException | None:

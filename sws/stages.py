@@ -10,10 +10,12 @@ import contextlib
 import dataclasses
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig, SwsConfig, ToolClientConfig, to_dict
+from sws.config.flags import Flag, flag_settings
 
 
 class StageError(RuntimeError):
@@ -170,31 +172,27 @@ def evaluate(
     *,
     dataset: str,
     data_path: str,
-    subset: str | None = None,
-    llm_base_url: str | None = None,
-    model: str | None = None,
     out: str | None = None,
-    index_dir: str | None = None,
-    tools_url: str | None = None,
     limit: int | None = None,
     repair: bool = False,
-    verify: bool = False,
     extend: bool = False,
     unverified_tools: bool = False,
 ) -> dict:
     """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
 
-    Arguments left None come from the config (``eval.*``, ``tools.index`` or ``index.out``); ``tools_url``
-    uses the retrieval service there instead of in-process tools. In process, ``verify`` or
-    ``index.verify_on_open`` checks the index files' checksums here, once, before the workers open the index
-    (sizes only). ``extend`` lets a resume add items to the run; ``unverified_tools`` runs against a service
-    that tells no environment fingerprint (:func:`environment_fingerprint`).
+    The rest comes from the config (``eval.*``, ``tools.*``, ``index.*``: the flags of ``sws eval`` set its
+    keys, ``sws.config.flags.EVAL``): the tools in process over ``tools.index`` (None: ``index.out``), or the
+    retrieval service at ``tools.url``. In process, ``index.verify_on_open`` checks the index files'
+    checksums here, once, before the workers open the index (sizes only). ``out`` defaults to
+    ``<eval.out>/<dataset>-<subset>-<model>``; ``extend`` lets a resume add items to the run;
+    ``unverified_tools`` runs against a service that tells no environment fingerprint
+    (:func:`environment_fingerprint`).
 
     Raises:
         StageError: bad inputs, another run in ``out``, a tool service that cannot be verified.
         EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
-    from sws.agent import HEURISTIC_MODEL, AgentConfig
+    from sws.agent import HEURISTIC_MODEL
     from sws.eval.datasets import DatasetError, canonical_dataset, file_sha256, load_dataset, select
     from sws.eval.judge import default_cache_dir
     from sws.eval.lock import RunLockedError
@@ -205,11 +203,8 @@ def evaluate(
     from sws.transport import tool_client_factory
 
     e = cfg.eval
-    if tools_url:
-        cfg.tools.transport, cfg.tools.url = "http", tools_url
-    cfg.index.verify_on_open |= verify
-    subset, llm_base_url, model = subset or e.subset, llm_base_url or e.llm_base_url, model or e.model
-    index_dir = index_dir or cfg.tools.index or cfg.index.out
+    subset, llm_base_url = e.subset, e.llm_base_url
+    index_dir = cfg.tools.index or cfg.index.out
     try:
         dataset = canonical_dataset(dataset)
         items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
@@ -217,17 +212,14 @@ def evaluate(
     except (DatasetError, OSError) as exc:
         raise StageError(str(exc)) from exc
     if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
-        verify_index_files(cfg.tools.index or index_dir)
+        verify_index_files(index_dir)
     fingerprint = environment_fingerprint(cfg.tools, index_dir, unverified_tools)
     with _llm_endpoint(llm_base_url, index_dir) as base_url:
-        model = model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
+        model = e.model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
         if not model:
             raise StageError("--model is required with --llm-base-url", usage=True)
         out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
-        try:
-            agent = AgentConfig(model=model, **dataclasses.asdict(e.agent))
-        except ValueError as exc:
-            raise StageError(f"eval.agent: {exc}", usage=True) from exc
+        agent = dataclasses.replace(e.agent, model=model)
         init_ray(cfg.ray.address, cfg.ray.num_cpus)
         judge = None
         if e.judge:
@@ -365,25 +357,51 @@ def _fingerprint_in(info: Any) -> str | None:
     return None
 
 
-def job_arguments(description: str, options: dict[str, dict]):
-    """The command line of a ``ray_jobs/*.py`` entrypoint: ``-c PROFILE``, the job's ``options`` (argparse
-    keyword arguments by flag) and ``key=value`` overrides; the parsed namespace with the resolved config
-    as ``cfg``. A bad profile or override exits 2 with the reason, as the CLI does."""
+def job_arguments(description: str, flags: Sequence[Flag]):
+    """The command line of a ``ray_jobs/*.py`` entrypoint: ``-c PROFILE``, the job's ``flags`` (its command's
+    table in ``sws.config.flags``) and ``key=value`` overrides; the parsed namespace with the resolved config
+    as ``cfg`` (the flags' keys set) and the stage's arguments as ``stage``. A bad flag, profile or override
+    exits 2 with the reason, as the CLI does."""
     import argparse
 
     from sws.config import load_config
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("-c", "--config", dest="profile", default=os.environ.get("SWS_CONFIG", "local"))
-    for flag, kwargs in options.items():
-        parser.add_argument(flag, **kwargs)
+    for flag in flags:
+        parser.add_argument(flag.name, dest=flag.param, **_argparse_options(flag))
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
     args = parser.parse_intermixed_args()
+    keys, args.stage = flag_settings(flags, vars(args))
     try:
-        args.cfg = load_config(args.profile, args.overrides)
+        args.cfg = load_config(args.profile, args.overrides, keys)
     except ValueError as exc:
         parser.error(str(exc))
     return args
+
+
+def _argparse_options(flag: Flag) -> dict[str, Any]:
+    """``add_argument`` keyword arguments of ``flag``: its type checked as click checks it."""
+    import argparse
+
+    import click
+
+    help_text = argparse.SUPPRESS if flag.hidden else flag.help
+    if flag.switch:
+        return {"action": "store_true", "help": help_text}
+    param_type = click.types.convert_type(flag.type)
+
+    def convert(text: str) -> Any:
+        try:
+            return param_type.convert(text, None, None)
+        except click.BadParameter as exc:
+            raise argparse.ArgumentTypeError(exc.message) from exc
+
+    metavar = flag.metavar or flag.name.lstrip("-").upper().replace("-", "_")
+    options = {"type": convert, "required": flag.required, "metavar": metavar, "help": help_text}
+    if flag.multiple:
+        return options | {"action": "append", "default": []}
+    return options | {"default": os.environ.get(flag.envvar) if flag.envvar else None}
 
 
 def run_job(main) -> None:

@@ -1,4 +1,4 @@
-"""Import arrows of the tool layers point down, and no package edits ``sys.path`` to find another."""
+"""Import arrows point down the layers of README "Layout", and no package edits ``sys.path`` to find another."""
 
 from __future__ import annotations
 
@@ -8,22 +8,51 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FORBIDDEN = {  # package or module -> what it must not import
-    "sws/env": ("sws.agent", "sws.transport", "sws.eval", "serve"),
-    "sws/retry.py": ("sws.agent", "sws.transport", "serve"),
-    "sws/transport": ("sws.agent", "sws.config", "sws.eval", "serve"),
+# Lowest first. A unit imports its own modules and units of lower layers only: units that share a layer are
+# independent of each other. A unit is a package of sws (``sws.index``), a module at its top (``sws.io``), or
+# ``serve`` whole.
+LAYERS = (
+    ("sws", "sws.types", "sws.io", "sws.manifest", "sws.cache", "sws.raykit", "sws.retry", "sws.host_guard"),
+    ("sws.config",),
+    ("sws.fetch", "sws.corpus"),
+    ("sws.index",),
+    ("sws.search",),
+    ("sws.env",),
+    ("sws.transport", "sws.agent"),
+    ("sws.eval",),
+    ("serve", "sws.ui", "sws.stages"),
+    ("sws.cli", "ray_jobs"),
+    ("sws.__main__",),
+)
+LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+NEVER = {  # beyond the layers: the service never calls its own clients
     "serve": ("sws.transport", "sws.agent.tools"),
 }
 
 
-def _files(path: str) -> list[Path]:
-    root = REPO / path
-    return [root] if root.suffix == ".py" else sorted(root.rglob("*.py"))
+def unit_of(module: str) -> str | None:
+    """The unit a dotted module name belongs to; None outside sws, serve and ray_jobs."""
+    parts = module.split(".")
+    if parts[0] in ("serve", "ray_jobs"):
+        return parts[0]
+    if parts[0] != "sws":
+        return None
+    return "sws" if len(parts) == 1 else f"sws.{parts[1]}"
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted name -> file, for every module of sws, serve and ray_jobs."""
+    found = {}
+    for package in ("sws", "serve", "ray_jobs"):
+        for file in sorted((REPO / package).rglob("*.py")):
+            parts = file.relative_to(REPO).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+    return found
 
 
 def _imports(file: Path) -> set[str]:
     names = set()
-    for node in ast.walk(ast.parse(file.read_text())):
+    for node in ast.walk(ast.parse(file.read_text())):  # every import, the ones inside functions included
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -31,14 +60,26 @@ def _imports(file: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", sorted(FORBIDDEN))
-def test_no_arrow_points_up(path):
-    wrong = [
-        f"{file.relative_to(REPO)}: {name}"
-        for file in _files(path)
-        for name in sorted(_imports(file))
-        if any(name == bad or name.startswith(f"{bad}.") for bad in FORBIDDEN[path])
-    ]
+MODULES = _modules()
+
+
+def test_every_unit_has_a_layer():
+    assert sorted({unit_of(name) for name in MODULES} - set(LAYER)) == []
+
+
+@pytest.mark.parametrize("unit", sorted(LAYER))
+def test_no_arrow_points_up_or_sideways(unit):
+    wrong = []
+    for name, file in MODULES.items():
+        if unit_of(name) != unit:
+            continue
+        for imported in sorted(_imports(file)):
+            target = unit_of(imported)
+            if target in (None, unit):
+                continue
+            never = any(imported == bad or imported.startswith(f"{bad}.") for bad in NEVER.get(unit, ()))
+            if never or LAYER[target] >= LAYER[unit]:
+                wrong.append(f"{file.relative_to(REPO)}: {imported}")
     assert wrong == []
 
 
@@ -46,7 +87,7 @@ def test_no_sys_path_edits():
     edits = [
         str(file.relative_to(REPO))
         for package in ("sws", "serve", "ray_jobs", "tests")
-        for file in _files(package)
+        for file in sorted((REPO / package).rglob("*.py"))
         if file != Path(__file__).resolve() and "sys.path" in file.read_text()
     ]
     assert edits == []

@@ -1,11 +1,14 @@
-"""The retry policy's reading of ``Retry-After``: seconds or an HTTP date, from either error kind, and a
-longer pause than the backoff cap ends the retries instead of being cut short."""
+"""The retry policy: what the caller classifies as transient is retried, the last error propagates; its
+reading of ``Retry-After`` (seconds or an HTTP date, from either error kind), and a longer pause than the
+backoff cap ends the retries instead of being cut short."""
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import httpx2
 import openai
+import pytest
 
 from sws.env import TransientToolError
 from sws.retry import RetryPolicy, parse_retry_after, retry_after_s
@@ -35,3 +38,30 @@ def test_a_retry_after_is_waited_in_full_or_refused():
     assert policy.refusal(TransientToolError("busy", retry_after_s=60.0)) == (
         "asked to retry after 60 s, more than the backoff cap of 8 s"
     )
+
+
+def test_the_caller_says_what_is_retried():
+    policy = RetryPolicy(max_attempts=3, backoff_s=0, backoff_max_s=0)
+    calls, waits = [], []
+
+    def down():
+        calls.append(1)
+        raise ConnectionError("down")
+
+    with pytest.raises(ConnectionError, match="down"):
+        policy.run(down, lambda e: isinstance(e, ConnectionError), on_retry=lambda *w: waits.append(w))
+    assert len(calls) == 3 and [(str(e), n, s) for e, n, s in waits] == [("down", 1, 0.0), ("down", 2, 0.0)]
+    with pytest.raises(KeyError):  # not transient: at once
+        policy.run(
+            lambda: {}["x"], lambda e: isinstance(e, ConnectionError), on_retry=lambda *w: waits.append(w)
+        )
+    assert len(waits) == 2
+
+    flaky = [ConnectionError("once")]
+
+    async def answer():
+        if flaky:
+            raise flaky.pop()
+        return "done"
+
+    assert asyncio.run(policy.arun(lambda: answer(), lambda e: isinstance(e, ConnectionError))) == "done"

@@ -7,6 +7,6 @@
   Starlette app, ``mcp_endpoint`` its MCP endpoint, ``request_models`` the reference server's request models.
 """
 
-from serve.retrieval.app import RetrievalIngress, app_builder, build_app, load_serve_config
+from serve.retrieval.app import RetrievalIngress, app_builder, build_app, check_index, load_serve_config
 
-__all__ = ["RetrievalIngress", "app_builder", "build_app", "load_serve_config"]
+__all__ = ["RetrievalIngress", "app_builder", "build_app", "check_index", "load_serve_config"]

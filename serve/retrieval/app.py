@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +38,13 @@ from sws.manifest import versions
 
 
 def load_serve_config(args: ServeConfig | dict[str, Any] | None) -> ServeConfig:
-    """``args`` validated against ``ServeConfig``; ``{"profile": "paper", ...}`` starts from that profile's
-    ``serve:`` section. Unknown keys and wrong types raise ``ValueError``."""
+    """``args`` validated against ``ServeConfig`` (a ``ServeConfig`` is taken as it is: it was when made);
+    ``{"profile": "paper", ...}`` starts from that profile's ``serve:`` section. Unknown keys, wrong types and
+    bad values raise ``ValueError``."""
     return merge_section(ServeConfig, args, "serve")
 
 
 def _replica_options(replicas: AutoscalingSettings) -> dict[str, Any]:
-    if replicas.min_replicas > replicas.max_replicas or replicas.max_replicas < 1:
-        raise ValueError(f"replicas: min {replicas.min_replicas} > max {replicas.max_replicas} or max < 1")
     if replicas.min_replicas == replicas.max_replicas:
         return {"num_replicas": replicas.max_replicas}
     return {"autoscaling_config": asdict(replicas)}
@@ -57,17 +56,17 @@ class RetrievalIngress:
     """HTTP (``serve/retrieval/http_app.py``), MCP (``serve/retrieval/mcp_endpoint.py``) and handle API over one opened index.
 
     Args:
-        settings: ``ServeConfig`` fields.
+        cfg: the service's settings (checked by the app builder's caller, not again per replica).
         embedder: handle of ``QueryEmbedder``; None embeds queries in this replica.
     """
 
-    async def __init__(self, settings: dict[str, Any], embedder: Any = None):
+    async def __init__(self, cfg: ServeConfig, embedder: Any = None):
         from sws.index import EmbedderMismatchError
         from sws.index.manifest import read_manifest
         from sws.search import SearchEngine
 
         bind_replica_grpc_to_node_ip()
-        cfg = self.cfg = load_serve_config(settings)
+        self.cfg = cfg
         manifest = self.manifest = read_manifest(Path(cfg.index))
         self._embedder = embedder
         self._coalescer: RequestCoalescer | None = None
@@ -219,6 +218,28 @@ def _gpus(cfg: ServeConfig) -> float:
     return 1.0 if ray.is_initialized() and ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
 
 
+def check_index(cfg: ServeConfig) -> ServeConfig:
+    """``cfg`` with its index directory made absolute, once it is one (``verify_on_open``: every file's
+    checksum checked too).
+
+    Raises:
+        ValueError: no index directory, or not one.
+        SwsIndexError: ``verify_on_open`` found a damaged index file (named).
+    """
+    if not cfg.index:
+        raise ValueError("the retrieval app needs an index directory (serve.index)")
+    index = Path(cfg.index).expanduser().resolve()
+    if not (index / "manifest.json").is_file():
+        raise ValueError(
+            f"{index} is not an index directory (no manifest.json); build it with `sws build index`"
+        )
+    if cfg.verify_on_open:
+        from sws.index.manifest import check_files, read_manifest
+
+        check_files(index, read_manifest(index), verify=True)
+    return replace(cfg, index=str(index))
+
+
 def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
     """The retrieval application (an unstarted ``serve.Application``).
 
@@ -226,32 +247,7 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         ValueError: bad settings or no index directory.
         SwsIndexError: ``verify_on_open`` found a damaged index file (named).
     """
-    cfg = load_serve_config(cfg)
-    if not cfg.index:
-        raise ValueError("the retrieval app needs an index directory (serve.index)")
-    cfg.index = str(Path(cfg.index).expanduser().resolve())
-    if not (Path(cfg.index) / "manifest.json").is_file():
-        raise ValueError(
-            f"{cfg.index} is not an index directory (no manifest.json); build it with `sws build index`"
-        )
-    if cfg.verify_on_open:
-        from sws.index.manifest import check_files, read_manifest
-
-        check_files(Path(cfg.index), read_manifest(Path(cfg.index)), verify=True)
-    if cfg.request_read_timeout_s <= 0 or cfg.max_connections_per_source < 0:
-        raise ValueError(
-            f"request_read_timeout_s={cfg.request_read_timeout_s} must be above 0 and "
-            f"max_connections_per_source={cfg.max_connections_per_source} at least 0 (0: no bound)"
-        )
-    if cfg.open_url_cache_entries < 0:
-        raise ValueError(
-            f"open_url_cache_entries={cfg.open_url_cache_entries} must be at least 0 (0: no cache)"
-        )
-    if cfg.mcp and not 0 <= cfg.mcp_max_streams < cfg.max_ongoing_requests:
-        raise ValueError(
-            f"mcp_max_streams={cfg.mcp_max_streams} must be at least 0 and below max_ongoing_requests="
-            f"{cfg.max_ongoing_requests}: each open MCP stream holds one of a replica's request slots"
-        )
+    cfg = check_index(load_serve_config(cfg))
     embedder = None
     if cfg.embedding.batching:
         emb = cfg.embedding
@@ -272,10 +268,10 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         graceful_shutdown_timeout_s=5,
         logging_config={"enable_access_log": cfg.access_log},
     )
-    return ingress.bind(asdict(cfg), embedder)
+    return ingress.bind(cfg, embedder)
 
 
 def app_builder(args: dict[str, Any]) -> Any:
     """``serve deploy`` / ``serve run`` entry: ``import_path: serve.retrieval:app_builder`` with ``args``
     holding ``ServeConfig`` fields (validated)."""
-    return build_app(load_serve_config(args))
+    return build_app(args)

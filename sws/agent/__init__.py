@@ -4,15 +4,7 @@ The scripted OpenAI-compatible server for tests and demos is ``sws.agent.scripte
 here: it pulls in FastAPI and uvicorn).
 """
 
-from sws.agent.episode import (
-    STOP_CONTEXT_EXHAUSTED,
-    STOP_MAX_ROUNDS,
-    STOP_SUBMITTED,
-    TOOL_CHOICES,
-    AgentConfig,
-    Episode,
-    SearchAgent,
-)
+from sws.agent.episode import STOP_CONTEXT_EXHAUSTED, STOP_MAX_ROUNDS, STOP_SUBMITTED, Episode, SearchAgent
 from sws.agent.family import model_family
 from sws.agent.history import compress_history
 from sws.agent.llm import (
@@ -31,6 +23,7 @@ from sws.agent.prompts import (
     system_prompt,
 )
 from sws.agent.tools import ToolBox, ToolRunner
+from sws.config.agent import TOOL_CHOICES, AgentConfig
 
 __all__ = [
     "HEURISTIC_MODEL",

@@ -7,7 +7,7 @@ import json
 import time
 from collections import Counter
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from sws.agent.family import extra_body, model_family, rewrite_request_messages, valid_tool_name
@@ -15,42 +15,12 @@ from sws.agent.history import compress_history
 from sws.agent.llm import ContextExhaustedError, LLMEndpoint
 from sws.agent.prompts import INVALID_TOOL_NAME_NOTICE, nudge_message, round_budget_message, system_prompt
 from sws.agent.tools import ToolBox, ToolRunner
+from sws.config.agent import AgentConfig
 from sws.env import tool_schemas
 
 STOP_SUBMITTED = "Tool submitted final answer"
 STOP_MAX_ROUNDS = "Max round num reached"
 STOP_CONTEXT_EXHAUSTED = "Context length exhausted"
-TOOL_CHOICES = ("auto", "required")  # auto: the paper; required: every round a tool call (models that never
-# call tools on auto), submit_answer ends the episode
-
-
-@dataclass(frozen=True, slots=True)
-class AgentConfig:
-    """The model and sampling settings of a run (the reference defaults); saved with every record.
-
-    ``tool_choice`` is sent with every request (:data:`TOOL_CHOICES`).
-    """
-
-    model: str
-    tool_choice: str = "auto"
-    max_round: int = 20
-    max_tool_calls_per_step: int = 5
-    temperature: float = 0.7
-    top_p: float = 0.95
-    max_completion_tokens: int = 1024
-    seed: int = 42
-    keep_recent_tool_results: int = 1
-    tool_result_max_chars: int = 2048
-    round_budget_reminder: bool = True
-
-    def __post_init__(self):
-        if self.max_round < 1 or self.max_tool_calls_per_step < 1:
-            raise ValueError(f"max_round and max_tool_calls_per_step must be >= 1: {self}")
-        if self.tool_choice not in TOOL_CHOICES:
-            raise ValueError(f"tool_choice={self.tool_choice!r}: expected one of {TOOL_CHOICES}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(slots=True)
@@ -90,11 +60,11 @@ class SearchAgent:
     Args:
         llm: the chat endpoint (it holds the concurrency limit).
         tools: the tools object (``call_tool(name, arguments_json) -> str``).
-        config: model and sampling settings.
+        config: model and sampling settings (its ``model`` set).
         schemas: tool schemas sent on every call; None means ``tools.schemas`` if it has them, else
             ``sws.env.tool_schemas()``.
-        tool_timeout: seconds per tool attempt.
-        tool_max_attempts: attempts per tool call on transient errors.
+        tool_timeout: one deadline per tool call, the tools' retries included (``ToolRunner``); None: the
+            tools' own.
         executor: thread pool for sync tools; None means the event loop's default.
     """
 
@@ -104,15 +74,16 @@ class SearchAgent:
         tools: ToolBox,
         config: AgentConfig,
         schemas: list[dict[str, Any]] | None = None,
-        tool_timeout: float = 180.0,
-        tool_max_attempts: int = 4,
+        tool_timeout: float | None = None,
         executor: Executor | None = None,
     ):
+        if not config.model:
+            raise ValueError(f"config.model is needed (the model to ask): {config}")
         self.llm = llm
         self.config = config
         self.schemas = schemas or getattr(tools, "schemas", None) or tool_schemas()
         names = [s["function"]["name"] for s in self.schemas]
-        self.tools = ToolRunner(tools, names, tool_timeout, tool_max_attempts, executor=executor)
+        self.tools = ToolRunner(tools, names, tool_timeout, executor=executor)
         self.family = model_family(config.model)
         self.system_prompt = system_prompt(config.keep_recent_tool_results, config.tool_result_max_chars)
 

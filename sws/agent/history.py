@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from sws.config.agent import AgentConfig
+
+_DEFAULT = AgentConfig()
+
 
 def compress_history(
-    messages: list[dict[str, Any]], keep_recent_tool_results: int = 1, tool_result_max_chars: int = 2048
+    messages: list[dict[str, Any]],
+    keep_recent_tool_results: int = _DEFAULT.keep_recent_tool_results,
+    tool_result_max_chars: int = _DEFAULT.tool_result_max_chars,
 ) -> list[dict[str, Any]]:
     """A copy of ``messages`` where every tool message but the last ``keep_recent_tool_results`` is cut.
 

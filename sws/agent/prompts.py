@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from sws.config.agent import AgentConfig
+
+_DEFAULT = AgentConfig()
 SYSTEM_PROMPT_TEMPLATE = """\
 You are a research assistant. Answer the user question using provided tools.
 
@@ -53,7 +56,10 @@ INVALID_TOOL_NAME_NOTICE = (
 )
 
 
-def system_prompt(keep_recent_tool_results: int = 1, tool_result_max_chars: int = 2048) -> str:
+def system_prompt(
+    keep_recent_tool_results: int = _DEFAULT.keep_recent_tool_results,
+    tool_result_max_chars: int = _DEFAULT.tool_result_max_chars,
+) -> str:
     """The rendered system prompt: the rules, a blank line, the scratchpad block, stripped."""
     rules = SYSTEM_PROMPT_TEMPLATE.format(
         keep_recent_tool_results=keep_recent_tool_results, tool_result_max_chars=tool_result_max_chars

@@ -3,10 +3,12 @@
 
 Observation strings (the tool's own, the error observation) come from ``sws.env``, shared with ``WikiTools``.
 
-Errors split three ways. Transient ones (HTTP 429/502/503/504, transport errors and timeouts,
-``sws.env.TransientToolError``) are retried (``sws.retry``) and become fatal when they outlast the retries.
-Fatal ones (``sws.env.FatalToolError``, HTTP >= 500) abort the episode. Everything else (bad
-arguments, 4xx, unknown tools) becomes the JSON error observation the model sees.
+Retrying is the tools object's, in one layer: the remote clients (``sws.transport``) retry transient failures
+under their ``RetryPolicy`` (``tools.*``), each attempt within its deadline, and raise
+``sws.env.FatalToolError`` once it is spent. So errors split two ways here. Fatal ones abort the episode:
+``FatalToolError``, and a transient failure or a timeout that reached the runner all the same (from a tools
+object without retries of its own, or past the runner's own deadline, when one is set). Everything else (bad
+arguments, input the service refused, unknown tools) becomes the JSON error observation the model sees.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from collections.abc import Collection
 from concurrent.futures import Executor
 from typing import Any, Protocol, runtime_checkable
 
-import httpx
-
 from sws.env import (
     DEFAULT_OPTIONS,
     FatalToolError,
@@ -26,9 +26,6 @@ from sws.env import (
     get_tool,
     parse_arguments,
 )
-from sws.retry import RetryPolicy
-
-_RETRY_STATUS = {429, 502, 503, 504}
 
 
 @runtime_checkable
@@ -39,20 +36,12 @@ class ToolBox(Protocol):
         """The observation string for one call; raises on failure (see the module docstring)."""
 
 
-def is_transient_tool_error(exc: BaseException) -> bool:
-    if isinstance(exc, (TransientToolError, TimeoutError, httpx.TransportError)):
-        return True
-    return isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in _RETRY_STATUS
-
-
 def _is_fatal(exc: BaseException) -> bool:
-    if isinstance(exc, (FatalToolError, httpx.TransportError, TransientToolError, TimeoutError)):
-        return True
-    return isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code >= 500
+    return isinstance(exc, (FatalToolError, TransientToolError, TimeoutError))
 
 
 class ToolRunner:
-    """Runs the model's tool calls against a :class:`ToolBox`, with retries and a per-call timeout.
+    """Runs the model's tool calls against a :class:`ToolBox`.
 
     A tools object may also offer ``async acall_tool(name, arguments_json)``; it is awaited instead of running
     ``call_tool`` in a thread.
@@ -60,10 +49,8 @@ class ToolRunner:
     Args:
         tools: the tools object.
         tool_names: names the model may call (others give ``Unknown tool: X``).
-        timeout: seconds per attempt.
-        max_attempts: attempts per call for transient errors, the first included.
-        backoff_s: base of the full-jitter exponential backoff.
-        backoff_max_s: cap of one wait.
+        timeout: one deadline for the whole call, the tools' retries included; None: the tools' own (the
+            remote clients bound every attempt).
         executor: thread pool for sync ``call_tool``; None means the event loop's default.
     """
 
@@ -71,17 +58,12 @@ class ToolRunner:
         self,
         tools: ToolBox,
         tool_names: Collection[str],
-        timeout: float = 180.0,
-        max_attempts: int = 4,
-        backoff_s: float = 0.5,
-        backoff_max_s: float = 10.0,
+        timeout: float | None = None,
         executor: Executor | None = None,
     ):
         self.tools = tools
         self.tool_names = frozenset(tool_names)
         self.timeout = timeout
-        self.max_attempts = max_attempts
-        self._policy = RetryPolicy(timeout, max_attempts, backoff_s, backoff_max_s)
         self._executor = executor
         self._acall = getattr(tools, "acall_tool", None)
 
@@ -97,18 +79,12 @@ class ToolRunner:
             tool = get_tool(name)
             if tool is not None and tool.ends_episode:
                 return tool.run(None, tool.Args.parse(parse_arguments(arguments_json), DEFAULT_OPTIONS))
-            output = await self._call_with_retries(name, arguments_json)
+            output = await asyncio.wait_for(self._call(name, arguments_json), self.timeout)
             return output if isinstance(output, str) else str(output or "")
         except Exception as exc:
             if _is_fatal(exc):
                 raise FatalToolError(f"{name}: {type(exc).__name__}: {exc}") from exc
             return error_observation(name, arguments_json, exc)
-
-    async def _call_with_retries(self, name: str, arguments_json: str) -> str:
-        async for attempt in self._policy.aattempts(is_transient_tool_error):
-            with attempt:
-                output = await asyncio.wait_for(self._call(name, arguments_json), self.timeout)
-        return output
 
     async def _call(self, name: str, arguments_json: str) -> Any:
         if self._acall is not None:

@@ -7,14 +7,8 @@ import json
 import click
 
 from sws import stages
-from sws.cli.options import (
-    INPUT_FILE,
-    OUT_DIR,
-    config_option,
-    one_line_errors,
-    overrides_argument,
-    resolve_config,
-)
+from sws.cli.options import config_option, flag_options, one_line_errors, overrides_argument, resolve_flags
+from sws.config import flags
 
 
 @click.group()
@@ -23,25 +17,10 @@ def build() -> None:
 
 
 @build.command("corpus")
-@click.option(
-    "--dump",
-    "dumps",
-    multiple=True,
-    type=INPUT_FILE,
-    help="Dump file (.xml, .xml.bz2, multistream); repeatable.",
-)
-@click.option(
-    "--multistream-index",
-    "index_paths",
-    multiple=True,
-    type=INPUT_FILE,
-    help="Multistream -index.txt.bz2, paired with --dump.",
-)
-@click.option("--index", "old_index_paths", multiple=True, type=INPUT_FILE, hidden=True)  # deprecated alias
-@click.option("--out", type=OUT_DIR, help="Output directory (default: corpus.out of the config).")
+@flag_options(flags.BUILD_CORPUS)
 @config_option
 @overrides_argument
-def corpus_command(dumps, index_paths, old_index_paths, out, profile, overrides) -> None:
+def corpus_command(profile, overrides, **values) -> None:
     """Wikipedia dump -> cleaned Markdown -> section-aware token chunks (Parquet + manifest.json).
 
     Inputs listed in a fetch manifest (dump.fetch_manifest, else a fetch-manifest.json next to the dump, as
@@ -54,10 +33,11 @@ def corpus_command(dumps, index_paths, old_index_paths, out, profile, overrides)
                        --out corpus/
       sws build corpus -c paper ray.address=auto
     """
-    if old_index_paths:
+    cfg, given = resolve_flags(flags.BUILD_CORPUS, profile, overrides, values)
+    dumps, index_paths = given["dumps"], given["index_paths"]
+    if given["old_index_paths"]:
         click.echo("warning: --index is deprecated here, use --multistream-index", err=True)
-        index_paths += old_index_paths
-    cfg = resolve_config(profile, overrides)
+        index_paths += given["old_index_paths"]
     if dumps:
         stages.use_dumps(
             cfg, dumps, index_paths, any(o.startswith("dump.fetch_manifest=") for o in overrides)
@@ -65,6 +45,6 @@ def corpus_command(dumps, index_paths, old_index_paths, out, profile, overrides)
     elif index_paths:
         raise click.UsageError("--multistream-index needs the matching --dump")
     with one_line_errors():
-        manifest = stages.build_corpus(cfg, out or cfg.corpus.out)
+        manifest = stages.build_corpus(cfg, cfg.corpus.out)
         click.echo(json.dumps(stages.corpus_summary(manifest), indent=1))
         stages.check_corpus_complete(manifest)

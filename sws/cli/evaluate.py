@@ -9,69 +9,16 @@ from pathlib import Path
 import click
 
 from sws import stages
-from sws.cli.options import (
-    OUT_DIR,
-    config_option,
-    one_line_errors,
-    overrides_argument,
-    resolve_config,
-    verify_option,
-)
+from sws.cli.options import config_option, flag_options, one_line_errors, overrides_argument, resolve_flags
+from sws.config import flags
+from sws.config.flags import OUT_DIR
 
 
 @click.command("eval")
-@click.option(
-    "--dataset", required=True, help="2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle."
-)
-@click.option(
-    "--data", "data_path", required=True, type=click.Path(exists=True, dir_okay=False), help="QA file."
-)
-@click.option("--subset", help="full_test, random_300 or an id-list file (default: eval.subset).")
-@click.option("--llm-base-url", help="OpenAI-compatible base URL (default: the no-LLM heuristic baseline).")
-@click.option("--model", help="Model name at that endpoint.")
-@click.option(
-    "--out", type=OUT_DIR, help="Results directory (default: <eval.out>/<dataset>-<subset>-<model>)."
-)
-@click.option("--index", "index_dir", help="Index for in-process tools (default: index.out).")
-@click.option(
-    "--tools-url", help="Use the retrieval service at this URL (POST /call) instead of in-process tools."
-)
-@click.option("--limit", type=int, help="Only the first N items of the subset (smoke runs).")
-@click.option(
-    "--repair",
-    is_flag=True,
-    help="Move unreadable part files to <out>/damaged/ (kept, not deleted) and run their episodes again.",
-)
-@click.option(
-    "--extend",
-    is_flag=True,
-    help="Resume with more items than the run holds (a larger --limit); recorded in run.json.",
-)
-@click.option(
-    "--unverified-tools",
-    is_flag=True,
-    help='Run even if --tools-url tells no index fingerprint (recorded as "unverified").',
-)
-@verify_option
+@flag_options(flags.EVAL)
 @config_option
 @overrides_argument
-def eval_command(
-    dataset,
-    data_path,
-    subset,
-    llm_base_url,
-    model,
-    out,
-    index_dir,
-    tools_url,
-    limit,
-    repair,
-    extend,
-    unverified_tools,
-    verify,
-    profile,
-    overrides,
-):
+def eval_command(profile, overrides, **values):
     """Run the agent on a QA set: 20 rounds, at most 5 tool calls per step, results streamed to Parquet.
 
     Re-running the same command resumes (finished ids skipped, errored ids retried); a directory of another
@@ -87,25 +34,10 @@ def eval_command(
     """
     from sws.eval.interrupt import EvalInterrupted
 
-    cfg = resolve_config(profile, overrides)
+    cfg, arguments = resolve_flags(flags.EVAL, profile, overrides, values)
     try:
         with one_line_errors():
-            summary = stages.evaluate(
-                cfg,
-                dataset=dataset,
-                data_path=data_path,
-                subset=subset,
-                llm_base_url=llm_base_url,
-                model=model,
-                out=out,
-                index_dir=index_dir,
-                tools_url=tools_url,
-                limit=limit,
-                repair=repair,
-                verify=verify,
-                extend=extend,
-                unverified_tools=unverified_tools,
-            )
+            summary = stages.evaluate(cfg, **arguments)
     except EvalInterrupted as exc:  # what had finished is recorded
         click.echo(str(exc), err=True)
         sys.exit(exc.exit_code)

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import OUT_DIR, config_option, overrides_argument, resolve_config
+from sws.cli.options import config_option, overrides_argument, resolve_config
 from sws.config import SwsConfig
+from sws.config.flags import OUT_DIR
 
 download_options = [
     click.option("--dry-run", is_flag=True, help="List what would be fetched, with sizes; download nothing."),

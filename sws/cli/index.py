@@ -9,13 +9,14 @@ import click
 
 from sws import stages
 from sws.cli.options import (
-    OUT_DIR,
     config_option,
+    flag_options,
     one_line_errors,
     overrides_argument,
-    resolve_config,
+    resolve_flags,
     verify_option,
 )
+from sws.config import flags
 
 index_option = click.option(
     "--index",
@@ -28,11 +29,10 @@ index_option = click.option(
 
 
 @click.command("embed")
-@click.option("--corpus", help="Corpus directory (default: corpus.out of the config).")
-@click.option("--out", type=OUT_DIR, help="Vectors directory (default: embed.out of the config).")
+@flag_options(flags.EMBED)
 @config_option
 @overrides_argument
-def embed_command(corpus, out, profile, overrides) -> None:
+def embed_command(profile, overrides, **values) -> None:
     """Embed every chunk of a corpus into vector shards (Ray Data actor pool; resumable).
 
     \b
@@ -40,9 +40,9 @@ def embed_command(corpus, out, profile, overrides) -> None:
       sws build embed --corpus sws-out/corpus --out sws-out/vectors
       sws build embed -c paper embed.workers=8 embed.num_gpus=1
     """
-    cfg = resolve_config(profile, overrides)
+    cfg, _ = resolve_flags(flags.EMBED, profile, overrides, values)
     with one_line_errors():
-        vectors = stages.embed(cfg, corpus or cfg.corpus.out, out or cfg.embed.out)
+        vectors = stages.embed(cfg, cfg.corpus.out, cfg.embed.out)
     m = vectors.manifest
     click.echo(
         json.dumps({k: m[k] for k in ("fingerprint", "rows", "dim", "dtype", "tokens", "last_run")}, indent=1)
@@ -50,12 +50,10 @@ def embed_command(corpus, out, profile, overrides) -> None:
 
 
 @click.command("index")
-@click.option("--corpus", help="Corpus directory (default: corpus.out of the config).")
-@click.option("--out", type=OUT_DIR, help="Index directory (default: index.out of the config).")
-@click.option("--vectors", help="Finished vectors directory to index (default: embed during the build).")
+@flag_options(flags.BUILD_INDEX)
 @config_option
 @overrides_argument
-def build_index_command(corpus, out, vectors, profile, overrides) -> None:
+def build_index_command(profile, overrides, **values) -> None:
     """Build the Tantivy (chunks, titles, redirects) and FAISS HNSW indexes with their manifest.
 
     Resumable: parts built from the same inputs are kept. Over an existing index, changed parts are built
@@ -66,11 +64,9 @@ def build_index_command(corpus, out, vectors, profile, overrides) -> None:
       sws build index --corpus sws-out/corpus --out sws-out/index
       sws build index --vectors sws-out/vectors index.dense.m=48
     """
-    cfg = resolve_config(profile, overrides)
+    cfg, _ = resolve_flags(flags.BUILD_INDEX, profile, overrides, values)
     with one_line_errors():
-        manifest = stages.build_index(
-            cfg, corpus or cfg.corpus.out, out or cfg.index.out, vectors or cfg.index.vectors
-        )
+        manifest = stages.build_index(cfg, cfg.corpus.out, cfg.index.out, cfg.index.vectors)
     click.echo(json.dumps(stages.index_summary(manifest), indent=1))
 
 

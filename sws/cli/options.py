@@ -1,11 +1,14 @@
-"""Option decorators shared by the subcommands, so flags read the same everywhere."""
+"""Option decorators shared by the subcommands, so flags read the same everywhere; the commands' own flags
+are declared in ``sws.config.flags`` (with the ``ray_jobs/`` parsers) and turned into options here."""
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import click
 
 from sws.config import SwsConfig, load_config
+from sws.config.flags import VERIFY_HELP, Flag, flag_settings
 
 config_option = click.option(
     "--config",
@@ -17,23 +20,48 @@ config_option = click.option(
     help="Config profile name (local, paper, smollm2) or a YAML path.",
 )
 overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE]...")
-# Path types for --out directories and input files: an existing path of the other kind is a one-line usage
-# error ("Directory 'x' is a file.", "File 'x' is a directory.") before anything runs.
-OUT_DIR = click.Path(file_okay=False)
-INPUT_FILE = click.Path(dir_okay=False)
-verify_option = click.option(
-    "--verify",
-    is_flag=True,
-    help="Check every index file's checksum before opening it (reads the whole index once; sizes are always checked).",
-)
+verify_option = click.option("--verify", is_flag=True, help=VERIFY_HELP)
 
 
-def resolve_config(profile: str, overrides: tuple[str, ...]) -> SwsConfig:
-    """Load the config, turning a bad profile or override into a one-line usage error."""
+def flag_options(flags: Sequence[Flag]):
+    """A decorator adding ``flags`` as the command's options, in their order (values by ``Flag.param``)."""
+
+    def decorate(command):
+        for flag in reversed(flags):
+            kind = {"is_flag": True} if flag.switch else {"type": flag.type, "multiple": flag.multiple}
+            command = click.option(
+                flag.name,
+                flag.param,
+                **kind,
+                required=flag.required,
+                envvar=flag.envvar,
+                metavar=flag.metavar,
+                hidden=flag.hidden,
+                help=flag.help,
+            )(command)
+        return command
+
+    return decorate
+
+
+def resolve_config(
+    profile: str, overrides: tuple[str, ...], settings: dict[str, Any] | None = None
+) -> SwsConfig:
+    """Load the config (``settings``: what flags set, as ``load_config`` takes them), turning a bad profile,
+    override or value into a one-line usage error."""
     try:
-        return load_config(profile, overrides)
+        return load_config(profile, overrides, settings)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+def resolve_flags(
+    flags: Sequence[Flag], profile: str, overrides: tuple[str, ...], values: dict[str, Any]
+) -> tuple[SwsConfig, dict[str, Any]]:
+    """The config with the keys ``flags`` set from their parsed ``values``, and the stage's arguments (the
+    flags that are no config key)."""
+    keys, stage = flag_settings(flags, values)
+    return resolve_config(profile, overrides, keys), stage
 
 
 @contextlib.contextmanager

@@ -12,7 +12,8 @@ import click
 
 from sws import stages
 from sws.cli.index import open_tools
-from sws.cli.options import OUT_DIR, config_option, one_line_errors, overrides_argument, resolve_config
+from sws.cli.options import config_option, one_line_errors, overrides_argument, resolve_config
+from sws.config.flags import OUT_DIR
 
 DEMO_SEARCHES = (
     {"query": "anarchism political philosophy", "top_k": 3},
@@ -142,14 +143,13 @@ def _evaluate(cfg, out: Path, index_dir: str, questions: int, steps: int, run: s
     click.echo(
         f"\n[{steps}/{steps}] evaluation: {questions} Bamboogle questions, episodes on Ray actors, tools over HTTP"
     )
+    cfg.eval.subset, cfg.tools.index = "full_test", index_dir
     with one_line_errors():
         result = stages.evaluate(
             cfg,
             dataset="bamboogle",
             data_path=data,
-            subset="full_test",
             out=str(out / "runs" / run),
-            index_dir=index_dir,
             limit=questions,
             extend=True,  # a rerun with more --questions adds them to the run
         )

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config, verify_option
-from sws.config import apply_overrides
+from sws.cli.options import config_option, flag_options, overrides_argument, resolve_flags
+from sws.config import apply_overrides, flags
 
 
 def _serve_package():
@@ -23,50 +23,10 @@ def _serve_package():
 
 
 @click.command("serve")
-@click.option(
-    "--index",
-    "index_dir",
-    envvar="SWS_INDEX",
-    type=click.Path(file_okay=False),
-    help="Index directory (default: serve.index, then index.out of the config; env SWS_INDEX).",
-)
-@click.option("--host", help="Bind address (default 127.0.0.1; 0.0.0.0 to serve other machines).")
-@click.option("--port", type=int, help="HTTP port (default 11536, the reference tool server's).")
-@click.option("--replicas", type=click.IntRange(1), help="Retrieval replicas (fixed count).")
-@click.option("--ingress", type=click.Choice(["haproxy", "proxy"]), help="HTTP ingress (default haproxy).")
-@click.option("--no-batching", is_flag=True, help="Embed queries inside each retrieval replica, unbatched.")
-@click.option("--no-mcp", is_flag=True, help="Do not expose the MCP endpoint at /mcp.")
-@click.option("--ray-address", help="Deploy to this running Ray cluster instead of starting a local one.")
-@click.option(
-    "--num-cpus",
-    type=int,
-    help="CPUs of the local Ray (default: all; with --llm at least what the apps reserve).",
-)
-@click.option(
-    "--llm",
-    "llm_source",
-    metavar="PROFILE_OR_YAML",
-    help="Also serve the actor LLM (Ray Serve LLM, vLLM) at /llm (OpenAI base URL <url>/llm/v1): a profile's "
-    "llm: section or a YAML file of its fields; llm.<field>=<value> overrides.",
-)
-@verify_option
+@flag_options(flags.SERVE)
 @config_option
 @overrides_argument
-def serve(
-    index_dir,
-    host,
-    port,
-    replicas,
-    ingress,
-    no_batching,
-    no_mcp,
-    ray_address,
-    num_cpus,
-    llm_source,
-    verify,
-    profile,
-    overrides,
-):
+def serve(profile, overrides, **values):
     """Serve the tools over HTTP (POST /call, /search, /open_url, /random; GET /tools, /health, /info),
     MCP (/mcp) and a Ray Serve deployment handle, until Ctrl-C; with --llm the actor LLM beside them.
 
@@ -83,45 +43,30 @@ def serve(
         -d '{"name": "search", "arguments": "{\\"query\\": \\"Ada Lovelace\\", \\"top_k\\": 3}"}'
     """
     launch = _serve_package()
-    from serve.retrieval import load_serve_config
-
-    serve_overrides = [o.removeprefix("serve.") for o in overrides if o.startswith("serve.")]
     llm_overrides = [o.removeprefix("llm.") for o in overrides if o.startswith("llm.")]
-    if llm_overrides and not llm_source:
+    rest = tuple(o for o in overrides if not o.startswith("llm."))  # those go to --llm's settings
+    cfg, given = resolve_flags(flags.SERVE, profile, rest, values)
+    if llm_overrides and not given["llm_source"]:
         raise click.UsageError("llm.<field>=<value> overrides need --llm PROFILE_OR_YAML")
-    rest = tuple(o for o in overrides if not o.startswith(("serve.", "llm.")))
-    cfg = resolve_config(profile, rest)
     try:
-        settings = load_serve_config(getattr(cfg, "serve", None))
-        settings = apply_overrides(settings, serve_overrides, "serve")
-        llm = _llm_settings(llm_source, llm_overrides) if llm_source else None
+        llm = _llm_settings(given["llm_source"], llm_overrides) if given["llm_source"] else None
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    index_cfg = getattr(cfg, "index", None)
-    index = index_dir or settings.index or getattr(index_cfg, "out", None)
+    index = cfg.serve.index or cfg.index.out
     if not index:
         raise click.UsageError("no index: pass --index DIR (or set serve.index)")
-    changes = {"index": index}
-    if verify or getattr(index_cfg, "verify_on_open", False):
-        changes["verify_on_open"] = True
-    if host:
-        changes["host"] = host
-    if port:
-        changes["port"] = port
-    if ingress:
-        changes["ingress"] = ingress
-    if no_mcp:
-        changes["mcp"] = False
-    if replicas:
-        changes["replicas"] = replace(settings.replicas, min_replicas=replicas, max_replicas=replicas)
-    if no_batching:
-        changes["embedding"] = replace(settings.embedding, batching=False)
-    settings = replace(settings, **changes)
-    ray_address = ray_address or getattr(getattr(cfg, "ray", None), "address", None)
+    verify = cfg.serve.verify_on_open or cfg.index.verify_on_open
+    settings = replace(cfg.serve, index=index, verify_on_open=verify)
     from sws.index import SwsIndexError
 
     try:
-        launch.run(settings, llm=llm, ray_address=ray_address, num_cpus=num_cpus, on_ready=launch.print_ready)
+        launch.run(
+            settings,
+            llm=llm,
+            ray_address=cfg.ray.address,
+            num_cpus=cfg.ray.num_cpus,
+            on_ready=launch.print_ready,
+        )
     except (ValueError, TimeoutError, ImportError, RuntimeError, SwsIndexError) as exc:
         raise click.ClickException(str(exc)) from exc
 

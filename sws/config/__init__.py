@@ -1,12 +1,14 @@
 """OmegaConf structured configs: the single description of a run.
 
-Sections are typed dataclasses, one module per stage (``corpus``, ``index``, ``serving``, ``eval``), gathered
-in ``run.SwsConfig``; ``loader`` reads profiles and ``key=value`` overrides for the CLI, the Ray jobs and the
-Serve application builders alike.
+Sections are typed dataclasses, one module per stage (``corpus``, ``index``, ``serving``, ``eval`` and its
+``agent``), gathered in ``run.SwsConfig``; ``loader`` reads profiles and ``key=value`` overrides for the CLI,
+the Ray jobs and the Serve application builders alike, and ``flags`` declares the command-line flags that
+set keys of them.
 """
 
+from sws.config.agent import TOOL_CHOICES, AgentConfig
 from sws.config.corpus import ChunkConfig, CleanConfig, CorpusConfig, DumpConfig
-from sws.config.eval import AgentSettings, EvalConfig
+from sws.config.eval import EvalConfig
 from sws.config.index import DenseIndexConfig, EmbedderConfig, EmbedJobConfig, IndexConfig, KeywordIndexConfig
 from sws.config.loader import (
     PROFILES_DIR,
@@ -34,7 +36,8 @@ __all__ = [
     "DEFAULT_PORT",
     "INGRESS_MODES",
     "PROFILES_DIR",
-    "AgentSettings",
+    "TOOL_CHOICES",
+    "AgentConfig",
     "AutoscalingSettings",
     "ChunkConfig",
     "CleanConfig",

@@ -8,6 +8,8 @@ never see these objects: entrypoints unpack them into plain keyword arguments.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import fields
 from importlib import resources
 from pathlib import Path
@@ -69,20 +71,35 @@ def _merge(schema: Any, *layers: Any, what: str) -> Any:
         raise ValueError(f"invalid {what}: {exc}") from exc
 
 
+def _literal(value: Any) -> Any:
+    """``value`` escaped for OmegaConf: a ``${`` in a string is text, not an interpolation."""
+    if not isinstance(value, str):
+        return value
+    return re.sub(r"(\\*)\$\{", lambda m: m.group(1) * 2 + "\\${", value)
+
+
 def bundled_sample_dump() -> str:
     """Path of the enwiki sample dump shipped inside the package (the embedded default)."""
     return str(resources.files("sws") / "data" / "enwiki-sample.xml.bz2")
 
 
-def load_config(profile: str = "local", overrides: list[str] | tuple[str, ...] = ()) -> SwsConfig:
-    """Merge a profile (a name in ``sws/config/profiles`` or a YAML path) and ``key=value`` overrides over the
+def load_config(
+    profile: str = "local",
+    overrides: list[str] | tuple[str, ...] = (),
+    settings: Mapping[str, Any] | None = None,
+) -> SwsConfig:
+    """Merge a profile (a name in ``sws/config/profiles`` or a YAML path), ``key=value`` overrides and then
+    ``settings`` (dotted key -> value, as the command-line flags give them: ``sws.config.flags``) over the
     defaults; no dump paths means the bundled sample.
 
     Raises:
         ValueError: unknown profile, unknown key or a value of the wrong type.
     """
     path = profile_path(profile)
-    cfg = _merge(SwsConfig, _read(path), _parse_overrides(overrides), what=f"config ({path.name})")
+    given = OmegaConf.create()
+    for key, value in (settings or {}).items():
+        OmegaConf.update(given, key, _literal(value))
+    cfg = _merge(SwsConfig, _read(path), _parse_overrides(overrides), given, what=f"config ({path.name})")
     if not cfg.dump.paths:
         cfg.dump.paths = [bundled_sample_dump()]
     return cfg

@@ -34,6 +34,10 @@ class AutoscalingSettings:
     upscale_delay_s: float = 5.0
     downscale_delay_s: float = 60.0
 
+    def __post_init__(self):
+        if self.min_replicas > self.max_replicas or self.max_replicas < 1:
+            raise ValueError(f"replicas: min {self.min_replicas} > max {self.max_replicas} or max < 1")
+
 
 @dataclass
 class QueryEmbeddingConfig:
@@ -56,7 +60,8 @@ class QueryEmbeddingConfig:
 
 @dataclass
 class ServeConfig:
-    """The retrieval service: HTTP + MCP ingress and handle API over one index.
+    """The retrieval service: HTTP + MCP ingress and handle API over one index; its values are checked here,
+    once, when the config is read (the app builder and the replicas take it as it is).
 
     Requests beyond ``max_ongoing_requests`` per replica wait in its queue; beyond ``max_queued_requests`` they
     get 503 with ``Retry-After: retry_after_s``. The bearer token is read from the environment variable named
@@ -100,6 +105,24 @@ class ServeConfig:
     mcp_stream_idle_s: float = 120.0  # a GET /mcp stream that sends no message this long is closed
     tools: ToolOptions = field(default_factory=ToolOptions)
     embedding: QueryEmbeddingConfig = field(default_factory=QueryEmbeddingConfig)
+
+    def __post_init__(self):
+        if self.ingress not in INGRESS_MODES:
+            raise ValueError(f"ingress={self.ingress!r}: expected one of {list(INGRESS_MODES)}")
+        if self.request_read_timeout_s <= 0 or self.max_connections_per_source < 0:
+            raise ValueError(
+                f"request_read_timeout_s={self.request_read_timeout_s} must be above 0 and "
+                f"max_connections_per_source={self.max_connections_per_source} at least 0 (0: no bound)"
+            )
+        if self.open_url_cache_entries < 0:
+            raise ValueError(
+                f"open_url_cache_entries={self.open_url_cache_entries} must be at least 0 (0: no cache)"
+            )
+        if self.mcp and not 0 <= self.mcp_max_streams < self.max_ongoing_requests:
+            raise ValueError(
+                f"mcp_max_streams={self.mcp_max_streams} must be at least 0 and below max_ongoing_requests="
+                f"{self.max_ongoing_requests}: each open MCP stream holds one of a replica's request slots"
+            )
 
 
 @dataclass

@@ -56,7 +56,6 @@ class EpisodeWorker:
         fingerprint: the environment fingerprint stored in every record.
         judge: :class:`sws.eval.LLMJudge` keyword arguments, or None for no judge.
         rows_per_part: records per part file.
-        tool_timeout: seconds per tool attempt.
     """
 
     def __init__(
@@ -69,11 +68,10 @@ class EpisodeWorker:
         fingerprint: str,
         judge: dict[str, Any] | None = None,
         rows_per_part: int = 64,
-        tool_timeout: float = 180.0,
     ):
         self.config = config
         self.fingerprint = fingerprint
-        self.agent = SearchAgent(LLMEndpoint(**llm), tools_factory(), config, tool_timeout=tool_timeout)
+        self.agent = SearchAgent(LLMEndpoint(**llm), tools_factory(), config)
         self.judge = LLMJudge(**judge) if judge is not None else None
         self.writer = PartWriter(out_dir, f"{prefix}-{uuid.uuid4().hex[:6]}", rows_per_part)
 

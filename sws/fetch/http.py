@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Self, TypeVar
 
 import httpx
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 from tqdm import tqdm
 
 from sws import __version__
 from sws.fetch.checksums import choose_algorithm, new_hasher
 from sws.fetch.errors import ChecksumError, FetchError, RemoteFileError
+from sws.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -131,13 +131,15 @@ class _PartFile:
 
 
 class HttpFetcher:
-    """Downloads over HTTP(S) with retries, Range resume, progress bars and checksum verification.
+    """Downloads over HTTP(S) with retries (``sws.retry``), Range resume, progress bars and checksum
+    verification.
 
     Args:
         retries: further attempts after a transient failure (see :func:`is_transient`).
-        backoff_s: wait before the first retry; doubled each time, up to ``max_backoff_s``.
+        backoff_s: base of the jittered backoff: the wait before retry ``n`` is at most
+            ``backoff_s * 2^(n-1)``, and at most ``max_backoff_s``.
         max_backoff_s: longest wait between attempts.
-        timeout_s: connect/read timeout per attempt.
+        timeout_s: connect timeout, and the longest wait for each read of an answer.
         progress: show a progress bar (rate and ETA) per file on stderr.
         user_agent: the User-Agent header (Wikimedia asks for a descriptive one).
     """
@@ -152,9 +154,9 @@ class HttpFetcher:
         progress: bool = True,
         user_agent: str = USER_AGENT,
     ) -> None:
-        if retries < 0 or backoff_s < 0:
-            raise ValueError(f"retries and backoff_s must be >= 0, got {retries}, {backoff_s}")
-        self.retries, self.backoff_s, self.max_backoff_s = retries, backoff_s, max_backoff_s
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries}")
+        self.policy = RetryPolicy(timeout_s, retries + 1, backoff_s, max_backoff_s)
         self.progress = progress
         self._client = httpx.Client(
             follow_redirects=True,
@@ -172,28 +174,18 @@ class HttpFetcher:
         self.close()
 
     def _retry(self, url: str, attempt: Callable[[], T]) -> T:
-        def log(state) -> None:
-            logger.warning(
-                "%s: %s; retry %d/%d in %.1f s",
-                url,
-                state.outcome.exception(),
-                state.attempt_number,
-                self.retries,
-                state.next_action.sleep,
-            )
+        failed = 0
 
-        retrying = Retrying(
-            retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s),
-            before_sleep=log,
-            reraise=True,
-        )
+        def log(exc: BaseException, number: int, wait: float) -> None:
+            nonlocal failed
+            failed = number
+            retries = self.policy.max_attempts - 1
+            logger.warning("%s: %s; retry %d/%d in %.1f s", url, exc, number, retries, wait)
+
         try:
-            return retrying(attempt)
+            return self.policy.run(attempt, is_transient, on_retry=log)
         except (httpx.TransportError, _Transient) as exc:
-            attempts = retrying.statistics.get("attempt_number", 1)
-            raise FetchError(f"{url}: gave up after {attempts} attempt(s): {exc}") from exc
+            raise FetchError(f"{url}: gave up after {failed + 1} attempt(s): {exc}") from exc
 
     def get_bytes(self, url: str) -> bytes:
         """The body of a small file (status pages, checksum lists), with retries."""

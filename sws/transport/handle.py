@@ -7,6 +7,7 @@ from typing import Any
 
 from sws.env.errors import BackendFailure, FatalToolError, TransientToolError
 from sws.retry import RetryPolicy
+from sws.transport.retries import acall_with_retries, call_with_retries
 
 
 def _classify(exc: BaseException) -> BaseException:
@@ -60,13 +61,13 @@ class HandleTools:
         return self._handle
 
     def call_tool(self, name: str, arguments_json: str) -> str:
-        return self.policy.run(
-            f"{name} via handle {self.app_name!r}", lambda: self._attempt(name, arguments_json)
+        return call_with_retries(
+            self.policy, f"{name} via handle {self.app_name!r}", lambda: self._attempt(name, arguments_json)
         )
 
     async def acall_tool(self, name: str, arguments_json: str) -> str:
-        return await self.policy.arun(
-            f"{name} via handle {self.app_name!r}", lambda: self._aattempt(name, arguments_json)
+        return await acall_with_retries(
+            self.policy, f"{name} via handle {self.app_name!r}", lambda: self._aattempt(name, arguments_json)
         )
 
     def _attempt(self, name: str, arguments_json: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from sws.env.errors import FatalToolError, ToolRequestError, TransientToolError
 from sws.retry import RetryPolicy, parse_retry_after
+from sws.transport.retries import acall_with_retries, call_with_retries
 
 _INPUT_REJECTED = {400, 413, 415, 422}
 _MISCONFIGURED = {401, 403, 404, 405}
@@ -99,10 +100,14 @@ class HttpTools:
         return json.dumps({"name": name, "arguments": arguments_json}, ensure_ascii=True).encode()
 
     def call_tool(self, name: str, arguments_json: str) -> str:
-        return self.policy.run(f"{name} at {self.url}", lambda: self._attempt(name, arguments_json))
+        return call_with_retries(
+            self.policy, f"{name} at {self.url}", lambda: self._attempt(name, arguments_json)
+        )
 
     async def acall_tool(self, name: str, arguments_json: str) -> str:
-        return await self.policy.arun(f"{name} at {self.url}", lambda: self._aattempt(name, arguments_json))
+        return await acall_with_retries(
+            self.policy, f"{name} at {self.url}", lambda: self._aattempt(name, arguments_json)
+        )
 
     def _attempt(self, name: str, arguments_json: str) -> str:
         import httpx

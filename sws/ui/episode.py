@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from sws.config.agent import AgentConfig
 from sws.env import get_tool, parse_wiki_url
 from sws.eval.metrics import exact_match, token_f1
 from sws.eval.records import EpisodeRecord
 
-DEFAULT_KEEP_RECENT = 1
-DEFAULT_MAX_CHARS = 2048
+DEFAULT_KEEP_RECENT = AgentConfig().keep_recent_tool_results  # of records that do not say
+DEFAULT_MAX_CHARS = AgentConfig().tool_result_max_chars
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 
 

@@ -4,7 +4,6 @@ recorded requests and the saved history."""
 import json
 import re
 
-import httpx
 import pytest
 
 from sws.agent import (
@@ -16,7 +15,9 @@ from sws.agent import (
     system_prompt,
 )
 from sws.agent.scripted_server import ScriptedLLMServer
-from sws.env import FatalToolError, TransientToolError, tool_schemas
+from sws.env import FatalToolError, ToolRequestError, TransientToolError, tool_schemas
+from sws.retry import RetryPolicy
+from sws.transport.retries import call_with_retries
 
 
 def tool_messages(messages):
@@ -209,18 +210,27 @@ def test_error_observations_reach_the_model(server, tools, run_episode):
     assert (ep.predicted_answer, ep.rounds) == ("ok", 2)
 
 
+class RetriedTools:
+    """Tools that retry as the remote clients do (``sws.transport``): the one retry layer of a tool call."""
+
+    def __init__(self, tools, max_attempts=3):
+        self.tools = tools
+        self.policy = RetryPolicy(timeout_s=5, max_attempts=max_attempts, backoff_s=0.01, backoff_max_s=0.05)
+
+    def call_tool(self, name, arguments_json):
+        return call_with_retries(self.policy, name, lambda: self.tools.call_tool(name, arguments_json))
+
+
 def test_tool_failures_transient_retried_fatal_recorded(server, run_episode, make_tools):
-    tools = make_tools(fail={"search": [TransientToolError("busy"), TimeoutError(), None]})
-    ep = run_episode(server.url, "search_then_submit", "Q", tools)
+    tools = make_tools(fail={"search": [TransientToolError("busy"), TransientToolError("late"), None]})
+    ep = run_episode(server.url, "search_then_submit", "Q", RetriedTools(tools))
     assert (ep.status, len(tools.calls)) == ("submitted", 3)
 
-    not_found = httpx.HTTPStatusError(
-        "404", request=httpx.Request("POST", "http://t/search"), response=httpx.Response(404)
-    )
-    ep = run_episode(server.url, "search_then_submit", "Q", make_tools(fail={"search": [not_found]}))
+    rejected = ToolRequestError("query_too_long: query of 5000 characters")  # the service refused the input
+    ep = run_episode(server.url, "search_then_submit", "Q", make_tools(fail={"search": [rejected]}))
     assert (ep.status, json.loads(tool_messages(ep.messages)[0]["content"])["error_type"]) == (
         "submitted",
-        "HTTPStatusError",
+        "ToolRequestError",
     )
 
     ep = run_episode(
@@ -234,11 +244,15 @@ def test_tool_failures_transient_retried_fatal_recorded(server, run_episode, mak
     )
     assert "index gone" in ep.error and ep.messages[-1]["role"] == "assistant"  # the partial history is kept
 
-    down = httpx.ConnectError("refused")
+    down = TransientToolError("ConnectError: refused")
     tools = make_tools(fail={"search": [down] * 5})
-    ep = run_episode(server.url, "search_then_submit", "Q", tools, agent={"tool_max_attempts": 3})
+    ep = run_episode(server.url, "search_then_submit", "Q", RetriedTools(tools))
     assert (ep.status, ep.error_type, len(tools.calls)) == ("error", "FatalToolError", 3)
-    assert "ConnectError" in ep.error
+    assert "still failing after 3 attempts: ConnectError" in ep.error
+
+    tools = make_tools(fail={"search": [down] * 5})  # no retries of its own: not retried again by the runner
+    ep = run_episode(server.url, "search_then_submit", "Q", tools)
+    assert (ep.status, ep.error_type, len(tools.calls)) == ("error", "FatalToolError", 1)
 
 
 def test_tool_timeout(server, run_episode, make_tools):
@@ -250,9 +264,7 @@ def test_tool_timeout(server, run_episode, make_tools):
             return super().call_tool(name, arguments_json)
 
     tools = SlowTools()
-    ep = run_episode(
-        server.url, "search_then_submit", "Q", tools, agent={"tool_timeout": 0.05, "tool_max_attempts": 2}
-    )
+    ep = run_episode(server.url, "search_then_submit", "Q", tools, agent={"tool_timeout": 0.05})
     assert (ep.status, ep.error_type) == ("error", "FatalToolError")
     assert "TimeoutError" in ep.error
 

@@ -10,11 +10,8 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def bench_module(name: str):
-    """``benchmarks/<name>.py`` as a module (registered, so its dataclasses resolve), its folder on the path
-    as when it runs as a script (for its imports of the other scripts)."""
+    """``benchmarks/<name>.py`` as a module (registered, so its dataclasses resolve)."""
     key = f"benchmarks_{name}"
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.append(str(BENCHMARKS))
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)

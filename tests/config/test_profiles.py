@@ -46,12 +46,14 @@ def test_resolved_profile_is_pinned(name):
     assert json.dumps(resolved, indent=1) + "\n" == expected.read_text()  # keys, defaults and key order
 
 
-def test_the_agent_section_defaults_are_the_agents():
-    """``eval.agent`` starts from ``AgentConfig``'s own defaults (the paper's), one for one."""
-    from dataclasses import asdict
+def test_the_agent_section_is_the_agents_config():
+    """``eval.agent`` is ``AgentConfig`` itself, one definition of its defaults: every setting of the agent
+    comes from a profile or an override, its model from ``eval.model``."""
+    from sws.config import AgentConfig
 
-    from sws.agent import AgentConfig
-    from sws.config import AgentSettings
-
-    settings = asdict(AgentSettings())
-    assert {k: v for k, v in asdict(AgentConfig(model="m")).items() if k in settings} == settings
+    cfg = load_config("local", ["eval.agent.temperature=0.0", "eval.agent.round_budget_reminder=false"])
+    assert cfg.eval.agent == AgentConfig(temperature=0.0, round_budget_reminder=False)
+    with pytest.raises(ValueError, match=r"eval.agent.model='m': the run's model is eval.model \(--model\)"):
+        load_config("local", ["eval.agent.model=m"])
+    with pytest.raises(ValueError, match="tool_choice='none': expected one of"):
+        load_config("local", ["eval.agent.tool_choice=none"])

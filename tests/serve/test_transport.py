@@ -25,6 +25,7 @@ from sws.retry import RetryPolicy
 from sws.stages import tool_client_args
 from sws.transport import HandleTools, HttpTools, InProcessTools, make_tool_client, tool_client_factory
 from sws.transport.handle import _classify
+from sws.transport.retries import call_with_retries
 from tests.serve.cases import tool_cases
 
 FAST = RetryPolicy(timeout_s=5, max_attempts=3, backoff_s=0.01, backoff_max_s=0.05)
@@ -247,6 +248,6 @@ def test_retry_policy():
             raise TransientToolError("again", retry_after_s=0)
         return "done"
 
-    assert RetryPolicy(max_attempts=3, backoff_s=0, backoff_max_s=0).run("x", flaky) == "done"
+    assert call_with_retries(RetryPolicy(max_attempts=3, backoff_s=0, backoff_max_s=0), "x", flaky) == "done"
     with pytest.raises(ToolRequestError):
-        RetryPolicy().run("x", lambda: (_ for _ in ()).throw(ToolRequestError("bad")))
+        call_with_retries(RetryPolicy(), "x", lambda: (_ for _ in ()).throw(ToolRequestError("bad")))

@@ -7,10 +7,10 @@ from typing import Any
 
 import httpx
 import numpy as np
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from sws.index.embedders.base import Embedder
 from sws.index.errors import EmbeddingError
+from sws.retry import RetryPolicy
 
 TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
@@ -26,7 +26,8 @@ def is_transient(exc: BaseException) -> bool:
 
 
 class OpenAIEmbedder(Embedder):
-    """Client for ``POST {base_url}/v1/embeddings``: batched, with timeouts and jittered retries.
+    """Client for ``POST {base_url}/v1/embeddings``: batched, with timeouts and jittered retries (``sws.retry``,
+    which waits out a 429's or 503's ``Retry-After`` up to the backoff cap).
 
     Args:
         model: the served model name (also the model id of the fingerprint, after its last "/").
@@ -37,7 +38,7 @@ class OpenAIEmbedder(Embedder):
         batch_size: inputs per request.
         timeout_s: per-request timeout.
         max_attempts: attempts per request for transient failures.
-        backoff_s: first retry wait; it doubles per attempt (with jitter, at most 8 s).
+        backoff_s: base of the jittered backoff: retry ``n`` waits at most ``backoff_s * 2^(n-1)``, and 8 s.
         query_task: see ``Embedder``.
     """
 
@@ -57,16 +58,15 @@ class OpenAIEmbedder(Embedder):
         backoff_s: float = 0.5,
         query_task: str | None = None,
     ):
-        if batch_size < 1 or max_attempts < 1:
-            raise ValueError(
-                f"need batch_size >= 1 and max_attempts >= 1, got {batch_size=}, {max_attempts=}"
-            )
+        if batch_size < 1:
+            raise ValueError(f"need batch_size >= 1, got {batch_size=}")
         super().__init__(model, query_task)
         root = base_url.rstrip("/")
         self.base_url = root
         self.url = f"{root}/embeddings" if root.endswith("/v1") else f"{root}/v1/embeddings"
         self.dimensions, self.batch_size, self.timeout_s = dimensions, batch_size, timeout_s
         self.max_attempts, self.backoff_s = max_attempts, backoff_s
+        self._policy = RetryPolicy(timeout_s, max_attempts, backoff_s, backoff_max_s=8.0)
         key = api_key if api_key is not None else os.environ.get("SWS_EMBEDDING_API_KEY", "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(timeout=timeout_s, headers=headers, trust_env=False)
@@ -102,14 +102,8 @@ class OpenAIEmbedder(Embedder):
         body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
-        retrying = Retrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=wait_exponential_jitter(multiplier=self.backoff_s, max=8.0, jitter=self.backoff_s),
-            retry=retry_if_exception(is_transient),
-            reraise=True,
-        )
         try:
-            data = retrying(self._post, body)["data"]
+            data = self._policy.run(lambda: self._post(body), is_transient)["data"]
             rows = [item["embedding"] for item in sorted(data, key=lambda item: item["index"])]
             out = np.asarray(rows, dtype=np.float32)
         except httpx.HTTPError as exc:
