@@ -345,41 +345,25 @@ class ScriptedLLMServer:
     "--timeout-rate", type=float, default=0.0, show_default=True, help="Share of requests that hang."
 )
 @click.option("--rate-limit-rate", type=float, default=0.0, show_default=True, help="Share answered 429.")
-@click.option("--latency", type=float, default=0.0, show_default=True, help="Seconds added to every answer.")
-@click.option("--hang", type=float, default=30.0, show_default=True, help="Seconds a hang lasts.")
+@click.option(
+    "--latency",
+    "latency_s",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Seconds added to every answer.",
+)
+@click.option("--hang", "hang_s", type=float, default=30.0, show_default=True, help="Seconds a hang lasts.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the fault draws.")
-@click.option("--retry-after", type=float, help="Retry-After of a 429, in seconds.")
-@click.option("--drip", type=float, default=0.0, show_default=True, help="Seconds between an answer's bytes.")
+@click.option("--retry-after", "retry_after_s", type=float, help="Retry-After of a 429, in seconds.")
+@click.option(
+    "--drip", "drip_s", type=float, default=0.0, show_default=True, help="Seconds between an answer's bytes."
+)
 @click.option("--malformed", type=click.Choice(list(MALFORMED)), help="Answer this instead of a completion.")
 @click.option("--max-model-len", type=int, help="Answer vLLM's 400 to prompts of more (estimated) tokens.")
-def main(
-    policy,
-    host,
-    port,
-    error_rate,
-    timeout_rate,
-    rate_limit_rate,
-    latency,
-    hang,
-    seed,
-    retry_after,
-    drip,
-    malformed,
-    max_model_len,
-) -> None:
+def main(policy, host, port, **faults) -> None:
     """Serve a scripted OpenAI-compatible LLM (no model weights; the heuristic policy is a no-LLM baseline)."""
-    faults = Faults(
-        error_rate,
-        timeout_rate,
-        rate_limit_rate,
-        latency,
-        hang,
-        seed,
-        retry_after,
-        drip,
-        malformed,
-        max_model_len,
-    )
+    faults = Faults(**faults)
     server = ScriptedLLMServer(port=port, host=host, policy=policy, faults=faults, record_requests=False)
     server.start()
     click.echo(f"scripted LLM ({policy}) at {server.url}  (Ctrl-C to stop)")
