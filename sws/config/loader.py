@@ -68,7 +68,10 @@ def _merge(schema: Any, *layers: Any, what: str) -> Any:
     try:
         return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), *layers))
     except Exception as exc:  # omegaconf raises several error types; all mean "bad config"
-        raise ValueError(f"invalid {what}: {exc}") from exc
+        key = getattr(exc, "full_key", None)  # omegaconf's message has its details on lines of their own
+        raise ValueError(
+            f"invalid {what}: {str(exc).splitlines()[0]}" + (f" ({key})" if key else "")
+        ) from exc
 
 
 def _literal(value: Any) -> Any:
