@@ -64,7 +64,9 @@ def test_corpus_job_survives_a_lost_worker_node(cluster, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     stats = _stats(out)
     assert manifest["complete"] and built_before < len(stats) == manifest["shards"] == N_SHARDS
-    assert {s["node_id"] for s in stats} == workers  # the head has no CPU
+    # the head has no CPU; a shard the lost node had finished may be rebuilt (same bytes) by the other worker
+    # when Ray reconstructs the lost task's output, so only the survivor may have built them all
+    assert {s["node_id"] for s in stats} <= workers
     _undisturbed(dump, index, tmp_path / "undisturbed")
     for table in ("chunks", "docs", "redirects"):
         parts = sorted(p.name for p in (out / table).glob("part-*.parquet"))
