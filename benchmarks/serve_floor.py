@@ -3,8 +3,8 @@
 The floor is what one process with all cores does without any serving: the questions are embedded in
 batches of ``--batch`` (one forward pass per batch, the runtime's threads = ``--floor-threads``, default
 every core), then each batch is searched by the engine (``SearchEngine.search``: Tantivy, FAISS, fusion,
-hydration) from as many threads, the vectors already computed. Both thread settings 1 and all cores are
-measured and the better one is the floor. The served side is ``sws serve`` (1 retrieval replica, batched
+hydration) from as many threads, each query with its vector already computed (``search(..., vector=)``).
+Both thread settings 1 and all cores are measured and the better one is the floor. The served side is ``sws serve`` (1 retrieval replica, batched
 query embeddings, ``serve.embedding.runtime`` = ``--runtime``) under closed-loop ``POST /call`` clients,
 the same questions, alternating with the floor rounds so both see the same machine.
 
@@ -23,7 +23,7 @@ import os
 import statistics
 from pathlib import Path
 
-from floor import PrefetchedEmbedder, floor_round
+from floor import floor_round
 from loadgen import load
 from serve_common import agent_queries, emit, http_requests, json_stdout, sample_index, tool_calls
 
@@ -59,12 +59,10 @@ def main() -> int:
 
     spec = dict(read_manifest(index)["embedder"]["spec"]) | {"runtime": args.runtime, "device": "cpu"}
     thread_counts = sorted({1, args.floor_threads})
-    inners = {}
+    engines = {}
     for threads in thread_counts:  # ONNX Runtime takes torch's thread count when its session is made
         torch.set_num_threads(threads)
-        inners[threads] = make_embedder(**spec)
-    embedder = PrefetchedEmbedder(inners[thread_counts[0]])
-    engine = SearchEngine(WikiIndex.open(index, embedder=embedder))
+        engines[threads] = SearchEngine(WikiIndex.open(index, embedder=make_embedder(**spec)))
 
     serve_args = [f"serve.embedding.runtime={args.runtime}"]
     with ServeProcess(index, args=serve_args, log_path=str(index) + "-serve-floor.log") as server:
@@ -77,9 +75,8 @@ def main() -> int:
                 for _ in range(args.repeats):
                     for threads in thread_counts:
                         torch.set_num_threads(threads)
-                        embedder.inner = inners[threads]
                         floors.append(
-                            floor_round(engine, embedder, queries, method, args.batch, threads, args.seconds)
+                            floor_round(engines[threads], queries, method, args.batch, threads, args.seconds)
                         )
                         emit("serve_floor", "floor", method=method, **floors[-1])
                     served.append(load(server.url, requests, clients=clients, seconds=args.seconds).summary())

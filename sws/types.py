@@ -4,7 +4,7 @@ backend protocol the tool layer needs (env), and the Tantivy panic test the inde
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +36,9 @@ class Hit:
 class SearchBackend(Protocol):
     """What the tool layer (``sws.env``) needs from a search engine."""
 
-    def search(self, query: str, top_k: int, method: str) -> list[Hit]:
-        """``method`` is "rrf", "keywords" or "vector" (already validated). Never raises on odd query text."""
+    def search(self, query: str, top_k: int, method: str, vector: Any = None) -> list[Hit]:
+        """``method`` is "rrf", "keywords" or "vector" (already validated). Never raises on odd query text.
+        ``vector``: the query's embedding when it was computed elsewhere (a batched embedding service)."""
 
     def search_titles(self, query: str, top_k: int) -> list[Hit]:
         """Title search: one hit per page, its chunk 0."""

@@ -79,9 +79,7 @@ class RetrievalIngress:
                     f"the QueryEmbedder deployment embeds with {remote}, the index {cfg.index} was built "
                     f"with {built['spec']} (fingerprint {built['fingerprint']})"
                 )
-            query_embedder = HandleEmbedder(
-                built["spec"], built["dim"], self._remote_embed, cfg.request_timeout_s
-            )
+            query_embedder = HandleEmbedder(built["spec"], built["dim"], self._remote_embed)
         engine = SearchEngine.open(cfg.index, embedder=query_embedder, ef_search=cfg.ef_search)
         if query_embedder is None:
             _ = engine.index.embedder  # load the in-replica model now: fail at startup, not on a request

@@ -6,7 +6,6 @@ sends a replica's concurrent queries in one handle call.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -66,64 +65,34 @@ class HandleEmbedder(Embedder):
     """The index's query embedder, computed by the ``QueryEmbedder`` deployment.
 
     Same model id, dimension and query task as the build (so ``WikiIndex.open`` accepts it); the
-    instruction prefix is applied here, the remote side embeds and L2-normalises like ``embed_documents``.
-    The service awaits :meth:`aembed` on the event loop and runs the engine inside :meth:`filled`, so the
-    engine never blocks on the deployment; called elsewhere (a pool thread) it waits for the remote call.
+    instruction prefix is applied by the caller, the remote side embeds and L2-normalises like
+    ``embed_documents``. The service awaits :meth:`aembed` on the event loop and passes the vector to the
+    engine, so the engine never embeds, nor blocks on the deployment.
 
     Args:
         spec: the index manifest's embedder spec.
         dim: its dimension.
         remote: ``async text -> vector`` (one ``QueryEmbedder.embed`` call; Serve batches them).
-        timeout_s: seconds to wait for one remote embedding from a thread.
     """
 
     kind = "serve-handle"
 
-    def __init__(self, spec: dict[str, Any], dim: int, remote: Any, timeout_s: float = 60.0):
+    def __init__(self, spec: dict[str, Any], dim: int, remote: Any):
         super().__init__(spec["model"], spec.get("query_task"))
-        self._dim, self._remote, self._timeout_s = int(dim), remote, timeout_s
-        self._filled: dict[str, Any] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self._dim, self._remote = int(dim), remote
 
     @property
     def dim(self) -> int:
         return self._dim
 
     async def aembed(self, text: str) -> np.ndarray:
-        self.loop = asyncio.get_running_loop()
         return await self._remote(text)
 
-    @contextlib.contextmanager
-    def filled(self, text: str, vector: Any):
-        self._filled[text] = vector
-        try:
-            yield
-        finally:
-            self._filled.pop(text, None)
-
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return self.embed_documents(texts)
-
-    def embed_documents(self, texts: Any) -> np.ndarray:
-        rows = []
-        for text in texts:
-            row = self._filled.get(text)
-            if row is None:
-                row = self._wait(text)
-            rows.append(row)
-        if not rows:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.asarray(np.stack(rows), dtype=np.float32)
-
-    def _wait(self, text: str) -> np.ndarray:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if self.loop is None or running is self.loop:
-            raise RuntimeError("HandleEmbedder: a query reached the engine without its prefetched embedding")
-        future = asyncio.run_coroutine_threadsafe(self._remote(text), self.loop)
-        return future.result(self._timeout_s)
+        raise RuntimeError(
+            "HandleEmbedder embeds on the event loop only (aembed): a query reached the engine "
+            "without its vector"
+        )
 
 
 @serve.deployment(name="QueryEmbedder")

@@ -1,13 +1,13 @@
 """The retrieval service without Ray: tools over an opened index, bounds, typed errors, dispatch.
 
-The HTTP app (``_http.py``), the MCP endpoint (``_mcp.py``) and the handle API (``retrieval.py``) all call
-it, so they answer the same text; tests drive it directly too.
+The HTTP app (``http_app.py``), the MCP endpoint (``mcp_endpoint.py``) and the deployment's handle methods
+(``app.py``) all call it, so they answer the same text; tests drive it directly too.
 
 Dispatch: Tantivy and FAISS calls take well under a millisecond here and hold the GIL for most of it, so
 they run inline on the event loop (a thread pool of 32 cost a third of the throughput in GIL switching,
 ``benchmarks/serve_http.py``). A query embedding is the one slow step: with a :class:`QueryPrefetcher`
-(the batched embedding deployment) it is awaited on the loop first and handed to the engine, which then
-runs inline too; with an in-process embedder, vector and RRF searches go to a small thread pool.
+(the batched embedding deployment) it is awaited on the loop first and passed to the engine as the query's
+vector (``SearchEngine.search(..., vector=)``), which then runs inline too; with an in-process embedder, vector and RRF searches go to a small thread pool.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from sws.env import (
     BackendFailure,
     OpenUrlArgs,
     SearchArgs,
+    ToolCall,
     WikiTools,
     call_tool,
     chunk_url,
@@ -98,15 +99,27 @@ def _hit_record(rank: int, hit: Hit, link_mode: str) -> dict[str, Any]:
 
 
 class QueryPrefetcher(Protocol):
-    """An embedder that can compute a query vector asynchronously and hand it to the engine."""
+    """An embedder that computes a query vector asynchronously, for the engine to search with."""
 
     query_task: str
 
     async def aembed(self, text: str) -> Any:
         """The vector of ``text`` (the instruction already applied)."""
 
-    def filled(self, text: str, vector: Any) -> Any:
-        """Context manager: while open, embedding ``text`` returns ``vector`` without computing it."""
+
+class _GivenVector:
+    """The engine, with one query's embedding given: a tool's search of that query uses it, embedding nothing."""
+
+    def __init__(self, engine: Any, query: str, vector: Any):
+        self._engine, self._query, self._vector = engine, query, vector
+
+    def search(self, query: str, top_k: int, method: str, vector: Any = None) -> list[Hit]:
+        if vector is None and query == self._query:
+            vector = self._vector
+        return self._engine.search(query, top_k, method, vector)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
 
 
 class RetrievalService:
@@ -154,9 +167,12 @@ class RetrievalService:
         raises ``BackendFailure``."""
         return call_tool(self.tools, name, arguments_json)
 
-    def _search(self, args: SearchArgs) -> dict[str, Any]:
+    def _call(self, backend: Any, call: ToolCall) -> str:
+        return guarded(call.run, backend)
+
+    def _search(self, backend: Any, args: SearchArgs) -> dict[str, Any]:
         """The ``search`` observation plus the hits as records, for programs (``POST /search``)."""
-        hits = guarded(search_hits, self.tools.backend, args)
+        hits = guarded(search_hits, backend, args)
         return {
             "content": render_search(args, hits),
             "query": args.query,
@@ -166,11 +182,10 @@ class RetrievalService:
             "hits": [_hit_record(i, hit, args.link_mode) for i, hit in enumerate(hits, 1)],
         }
 
-    def _random(self, request: RandomRequest) -> dict[str, Any]:
+    def _random(self, backend: Any, request: RandomRequest) -> dict[str, Any]:
         """A random chunk view or article view (``/random``, CONTRACT §2.6): the page drawn uniformly, the
         chunk uniformly within it; the same ``seed``, the same answer; no seed, a fresh draw."""
         rng = random.Random(request.seed)
-        backend = self.tools.backend
         page_id = guarded(backend.random_page, rng)
         n_chunks = len(guarded(backend.page_chunks, page_id)) if page_id is not None else 0
         if not n_chunks:
@@ -179,13 +194,13 @@ class RetrievalService:
             url = chunk_url(page_id, rng.randrange(n_chunks))
         else:
             url = f"{WIKI_BASE_URL}{page_id}"
-        return {**self._opened(url), "mode": request.mode, "seed": request.seed}
+        return {**self._opened(backend, url), "mode": request.mode, "seed": request.seed}
 
-    def _opened(self, url: str) -> dict[str, Any]:
+    def _opened(self, backend: Any, url: str) -> dict[str, Any]:
         """The ``open_url`` observation plus what it showed: every outcome of the tool (found, an invalid URL,
         no such page or chunk) is an answer, as in the reference."""
         args = OpenUrlArgs(url, self.tools.options.article_max_chars)
-        opened = guarded(open_page, self.tools.backend, args)
+        opened = guarded(open_page, backend, args)
         return {
             "content": opened.content,
             "outcome": opened.outcome,
@@ -214,7 +229,7 @@ class RetrievalService:
         call = self.tools.parse(name, arguments_json)
         if isinstance(call, str):
             return call
-        return await self._dispatch(_embedded_query(call.args), guarded, call.run, self.tools.backend)
+        return await self._dispatch(_embedded_query(call.args), self._call, call)
 
     async def asearch(self, arguments: Any) -> dict[str, Any]:
         """``POST /search``: the ``search`` observation plus the hits as records.
@@ -242,7 +257,7 @@ class RetrievalService:
         return await self._dispatch(None, self._random, _request(RandomRequest, arguments))
 
     async def _dispatch(self, query: str | None, method: Any, *args: Any) -> Any:
-        """Run ``method(*args)`` (see :meth:`_run`); a backend failure is remembered for :meth:`health`.
+        """Run ``method(backend, *args)`` (see :meth:`_run`); a backend failure is remembered for :meth:`health`.
 
         Raises:
             ServiceError: the request is wrong (400/422).
@@ -256,9 +271,10 @@ class RetrievalService:
             raise
 
     async def _run(self, query: str | None, method: Any, *args: Any) -> Any:
-        """``method(*args)``: inline, after prefetching ``query``'s embedding, or on the pool."""
+        """``method(backend, *args)``: inline, inline with ``query``'s embedding prefetched, or on the pool."""
+        backend = self.tools.backend
         if query is None:
-            return method(*args)
+            return method(backend, *args)
         if self.prefetch is not None:
             text = format_query(query, self.prefetch.query_task)
             try:
@@ -269,9 +285,8 @@ class RetrievalService:
                 raise
             except Exception as exc:
                 raise BackendFailure(f"query embedding failed: {type(exc).__name__}: {exc}") from exc
-            with self.prefetch.filled(text, vector):
-                return method(*args)
-        future = asyncio.get_running_loop().run_in_executor(self._executor, method, *args)
+            return method(_GivenVector(backend, query, vector), *args)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, method, backend, *args)
         try:
             return await asyncio.wait_for(future, self.limits.request_timeout_s)
         except TimeoutError:

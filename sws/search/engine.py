@@ -1,34 +1,41 @@
-"""The search engine: keywords / vector / rrf / titles, and page lookups, over a ``WikiIndex``."""
+"""The search engine over a ``WikiIndex``: a searcher per method (the shape of ``sws.search.searcher``), the
+title searcher, and page lookups."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from sws.search.fusion import RRF_K, rrf_fuse
+from sws.search.dense import DenseSearcher
+from sws.search.hybrid import HybridSearcher
+from sws.search.keyword import KeywordSearcher, TitleSearcher
+from sws.search.searcher import EmbeddingSearcher, Searcher
 from sws.types import Chunk, Hit
 
 if TYPE_CHECKING:  # imported lazily: sws.index loads Tantivy, which the tool layer's clients do not need
-    from sws.index import WikiIndex
-    from sws.index.keyword import KeywordHit
+    import numpy as np
 
-FETCH = 3  # candidate pools are FETCH * top_k (CONTRACT §1.4, §1.7, §1.8)
+    from sws.index import WikiIndex
+
 METHODS = ("rrf", "keywords", "vector")
 MAX_REDIRECT_HOPS = 3
 RANDOM_PAGE_DRAWS = 200  # the reference's retry budget for a random page (CONTRACT §2.6)
 
 
-def best_chunk_per_page(hits: list[KeywordHit], limit: int) -> list[KeywordHit]:
-    """Keep each page's best chunk (hits are sorted by score, then row), in score order, at most ``limit``."""
-    best: dict[int, KeywordHit] = {}
-    for hit in hits:
-        best.setdefault(hit.chunk.page_id, hit)
-    return list(best.values())[:limit]
+class _IndexEmbedder:
+    """The index's query embedder, made when a query is first embedded (``WikiIndex.embedder`` is lazy)."""
+
+    def __init__(self, index: WikiIndex):
+        self.index = index
+
+    def embed_queries(self, queries: list[str]) -> np.ndarray:
+        return self.index.embedder.embed_queries(queries)
 
 
 class SearchEngine:
-    """Implements ``sws.types.SearchBackend`` over an opened index.
+    """Implements ``sws.types.SearchBackend`` over an opened index: a searcher per method, the title searcher,
+    and the page lookups.
 
     Args:
         index: the opened, verified index (its ``embedder`` embeds the queries).
@@ -36,7 +43,15 @@ class SearchEngine:
 
     def __init__(self, index: WikiIndex):
         self.index = index
-        self._keyword, self._dense = index.keyword, index.dense
+        self._keyword = index.keyword
+        keywords = KeywordSearcher(index.keyword)
+        dense = DenseSearcher(index.dense, index.keyword, _IndexEmbedder(index))
+        self.searchers: dict[str, Searcher] = {
+            "rrf": HybridSearcher(keywords, dense),
+            "keywords": keywords,
+            "vector": dense,
+        }
+        self.titles = TitleSearcher(index.keyword)
 
     @classmethod
     def open(cls, path: str | Path, **kwargs: Any) -> SearchEngine:
@@ -45,29 +60,43 @@ class SearchEngine:
 
         return cls(WikiIndex.open(path, **kwargs))
 
-    def search(self, query: str, top_k: int, method: str) -> list[Hit]:
-        """Top ``top_k`` hits by ``method``; odd query text never raises (an embedder failure does).
+    def searcher(self, method: str) -> Searcher:
+        """The searcher of ``method``.
 
         Raises:
             ValueError: unknown method (the tool layer validates it first).
         """
-        if method not in METHODS:
-            raise ValueError(f"unknown search method {method!r} (known: {', '.join(METHODS)})")
-        if top_k < 1:
-            return []
-        if method == "keywords":
-            pages = best_chunk_per_page(self._keyword.search(query, FETCH * top_k), top_k)
-            return [Hit(h.chunk, h.score, "keywords", text_rank=i) for i, h in enumerate(pages, 1)]
-        if method == "vector":
-            return self._vector(query, top_k)
-        return self._rrf(query, top_k)
+        try:
+            return self.searchers[method]
+        except KeyError:
+            raise ValueError(f"unknown search method {method!r} (known: {', '.join(METHODS)})") from None
+
+    def search(self, query: str, top_k: int, method: str, vector: np.ndarray | None = None) -> list[Hit]:
+        """Top ``top_k`` hits by ``method``; odd query text never raises (an embedder failure does).
+
+        Args:
+            vector: the query's embedding, computed elsewhere: a vector or rrf search then embeds nothing.
+
+        Raises:
+            ValueError: unknown method.
+        """
+        searcher = self.searcher(method)
+        if vector is None or method == "keywords":
+            return searcher.search(query, top_k)
+        return cast("EmbeddingSearcher", searcher).search_embedded(query, vector, top_k)
+
+    def batch_search(
+        self, queries: list[str], top_k: int, method: str, vectors: np.ndarray | None = None
+    ) -> list[list[Hit]]:
+        """:meth:`search` for each query, with one embedding forward pass and one FAISS call for the batch."""
+        searcher = self.searcher(method)
+        if vectors is None or method == "keywords":
+            return searcher.batch_search(queries, top_k)
+        return cast("EmbeddingSearcher", searcher).batch_search_embedded(queries, vectors, top_k)
 
     def search_titles(self, query: str, top_k: int) -> list[Hit]:
         """Title search (BM25 on titles alone): one hit per page, carrying its chunk 0."""
-        titles = self._keyword.search_titles(query, top_k)
-        first = self._keyword.chunks_by_id([f"{t.page_id}_0" for t in titles])
-        hits = [(t, first.get(f"{t.page_id}_0")) for t in titles]
-        return [Hit(chunk, t.score, "title", text_rank=i) for i, (t, chunk) in enumerate(hits, 1) if chunk]
+        return self.titles.search(query, top_k)
 
     def resolve_page(self, identifier: str) -> int | None:
         """Page id for a URL identifier: page id, exact title, redirect, case-insensitive title or
@@ -115,40 +144,3 @@ class SearchEngine:
                     return page
             title, folded = target, False
         return None
-
-    def _vector_candidates(self, query: str, k: int) -> list[tuple[str, float]]:
-        found = self._dense.search(self.index.embedder.embed_queries([query])[0], k)
-        return list(zip(self._dense.chunk_ids([row for row, _ in found]), (score for _, score in found)))
-
-    def _vector(self, query: str, top_k: int) -> list[Hit]:
-        candidates = self._vector_candidates(query, FETCH * top_k)
-        chunks = self._hydrate([chunk_id for chunk_id, _ in candidates], {}, top_k)
-        return [
-            Hit(chunks[chunk_id], score, "vector", vector_rank=rank)
-            for rank, (chunk_id, score) in enumerate(candidates, 1)
-            if chunk_id in chunks
-        ]
-
-    def _rrf(self, query: str, top_k: int) -> list[Hit]:
-        pool = FETCH * top_k
-        text = best_chunk_per_page(self._keyword.search(query, FETCH * pool), pool)
-        vector = self._vector_candidates(query, pool)
-        fused = rrf_fuse([h.chunk.chunk_id for h in text], [chunk_id for chunk_id, _ in vector], RRF_K)[:pool]
-        chunks = self._hydrate([f.chunk_id for f in fused], {h.chunk.chunk_id: h.chunk for h in text}, top_k)
-        return [
-            Hit(chunks[f.chunk_id], f.score, f.source, text_rank=f.text_rank, vector_rank=f.vector_rank)
-            for f in fused
-            if f.chunk_id in chunks
-        ]
-
-    def _hydrate(self, chunk_ids: list[str], known: dict[str, Chunk], limit: int) -> dict[str, Chunk]:
-        """The first ``limit`` of ``chunk_ids`` (in order) that exist, looking up only as many as needed:
-        ids that fail (unknown to the keyword index) are skipped and the next ones tried (CONTRACT §1.8)."""
-        found: dict[str, Chunk] = {}
-        start = 0
-        while len(found) < limit and start < len(chunk_ids):
-            batch = chunk_ids[start : start + limit - len(found)]
-            start += len(batch)
-            known |= self._keyword.chunks_by_id([chunk_id for chunk_id in batch if chunk_id not in known])
-            found |= {chunk_id: known[chunk_id] for chunk_id in batch if chunk_id in known}
-        return found

@@ -75,17 +75,24 @@ class FaissSearcher:
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Top ``k`` ``(row, score)`` for one normalised query vector, by score then row."""
+        return self.search_many(np.reshape(query, (1, -1)), k)[0]
+
+    def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for each row of ``queries`` (n x dim): one FAISS call per shard for all n."""
         import faiss
 
-        if k < 1:
-            return []
-        q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
+        q = np.ascontiguousarray(queries, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"query vectors of shape {q.shape}: expected (n, {self.dim})")
+        if k < 1 or not len(q):
+            return [[] for _ in q]
         params = faiss.SearchParametersHNSW(efSearch=self.ef_search) if self.ef_search else None
-        found: list[tuple[int, float]] = []
+        found: list[list[tuple[int, float]]] = [[] for _ in q]
         for start, index in self._shards:
             scores, rows = index.search(q, min(k, index.ntotal), params=params)
-            found.extend((start + int(r), float(s)) for r, s in zip(rows[0], scores[0]) if r >= 0)
-        return sorted(found, key=lambda rs: (-rs[1], rs[0]))[:k]
+            for hits, row_ids, row_scores in zip(found, rows, scores):
+                hits.extend((start + int(r), float(s)) for r, s in zip(row_ids, row_scores) if r >= 0)
+        return [sorted(hits, key=lambda rs: (-rs[1], rs[0]))[:k] for hits in found]
 
     def chunk_ids(self, rows: list[int]) -> list[str]:
         return self._chunk_ids.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
