@@ -229,9 +229,11 @@ def _dequantize(gguf: Path, out: Path) -> None:
     weights = AutoModelForCausalLM.from_pretrained(
         folder,
         gguf_file=name,
+        local_files_only=True,
         quantization_config=GgufConfig(dequantize=True),
         dtype=torch.bfloat16,
         device_map={"": "cpu"},
     )
     weights.save_pretrained(out)
-    AutoTokenizer.from_pretrained(folder, gguf_file=name).save_pretrained(out)
+    # local_files_only also fixes what tokenizer_config.json records, whatever HF_HUB_OFFLINE says
+    AutoTokenizer.from_pretrained(folder, gguf_file=name, local_files_only=True).save_pretrained(out)

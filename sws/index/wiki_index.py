@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,9 @@ class WikiIndex:
     """An opened index directory. Build with ``WikiIndex.open(path)``.
 
     ``embedder`` is the query embedder: the one given to ``open`` (checked against the manifest), or
-    the build's embedder rebuilt from the manifest on first use.
+    the build's embedder rebuilt from the manifest on first use, once however many threads ask at once
+    (transformers swaps ``PreTrainedModel.tie_weights`` process-wide while it loads a model, so two loads at
+    once can leave every later model of the process with untied weights).
     """
 
     path: Path
@@ -73,6 +76,7 @@ class WikiIndex:
     keyword: TantivySearcher
     dense: FaissSearcher
     _embedder: Embedder | None = field(default=None, repr=False)
+    _embedder_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def open(
@@ -132,8 +136,9 @@ class WikiIndex:
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            embedder = make_embedder(**self.manifest["embedder"]["spec"])
-            check_embedder(embedder, self.manifest, self.dense.dim)
-            self._embedder = embedder
+        with self._embedder_lock:
+            if self._embedder is None:
+                embedder = make_embedder(**self.manifest["embedder"]["spec"])
+                check_embedder(embedder, self.manifest, self.dense.dim)
+                self._embedder = embedder
         return self._embedder

@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +44,25 @@ def test_faiss_row_is_chunk_row(leads_root, embedder):
     vectors = embedder.embed_documents(texts)
     for row in (0, 7, 16):  # row 16 lives in the second shard
         assert index.dense.search(vectors[row], 1)[0][0] == row
+
+
+def test_the_build_embedder_is_made_once_when_threads_ask_at_once(leads_root, embedder, monkeypatch):
+    """Two model loads at once are not safe in transformers (it swaps ``PreTrainedModel.tie_weights`` for the
+    process while it loads), and the service's threads all ask on their first vector search."""
+    from sws.index import wiki_index
+
+    made = []
+
+    def slow_make(**spec):
+        made.append(spec)
+        time.sleep(0.2)  # every thread is waiting by now
+        return embedder
+
+    monkeypatch.setattr(wiki_index, "make_embedder", slow_make)
+    index = WikiIndex.open(leads_root / "index")
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: index.embedder, range(4)))
+    assert len(made) == 1 and all(e is embedder for e in got)
 
 
 def test_faiss_shards_are_memory_mapped(index_copy, embedder):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +53,7 @@ class SentenceTransformerEmbedder(Embedder):
     ):
         super().__init__(model, query_task)
         path = str(packaged_minilm_dir()) if model.lower() in _MINILM_NAMES else model
-        local = Path(path).is_dir()
-        if local:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        local = Path(path).is_dir()  # then nothing is asked of the Hub (no process-wide HF_HUB_OFFLINE)
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
