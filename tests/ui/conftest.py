@@ -91,8 +91,10 @@ def ui_server(ui_app):
         yield served
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium):
+    """Chromium under Playwright's sync API, whose event loop runs in this thread until it stops: closed
+    after tests/ui, so a later test's ``asyncio.run`` is not inside a running loop."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
