@@ -158,6 +158,15 @@ class RetrievalIngress:
         """A random chunk or article (``/random``); the same seed gives the same one."""
         return await self.service.arandom({"mode": mode, "seed": seed})
 
+    async def retrieve(self, queries: list[str], topk: int | None = None, **options: Any) -> dict[str, Any]:
+        """Search-R1's ``/retrieve`` for a Ray job: ``{"result": [hits per query]}``; ``options`` are the
+        body's other fields (``return_scores``, ``method``, ``max_chars``, ``only_title``)."""
+        return await self.service.aretrieve({"queries": queries, "topk": topk, **options})
+
+    async def access(self, urls: list[str]) -> dict[str, Any]:
+        """ASearcher's ``/access``: each URL's view, None for one that opens nothing."""
+        return await self.service.aaccess({"urls": urls})
+
     async def tools(self) -> list[dict[str, Any]]:
         return self.service.schemas
 

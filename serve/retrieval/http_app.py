@@ -4,6 +4,8 @@
     POST /search     the search tool's arguments  -> {"content", "hits": [...], "query", "top_k", ...}
     POST /open_url   {"url": ...}                 -> {"content", "outcome", "page_id", "title", "chunk", ...}
     GET|POST /random {"mode": "chunk"|"page", "seed"} (GET: query parameters) -> like /open_url
+    POST /retrieve   the RL trainers' retriever (Search-R1's batched form, rLLM's single; serve.retrieval.retrieve)
+    POST /access     ASearcher's {"urls": [...]} -> {"result": [{"contents"} | null, ...]}
     GET  /tools      the OpenAI schemas of the registered tools (the contract's three)
     GET  /health     200 ok, or 503 "failing" for a while after a backend failure (never needs the token)
     GET  /info       index fingerprints and counts, versions, settings
@@ -255,6 +257,12 @@ def make_http_app(
         arguments = dict(request.query_params) if request.method == "GET" else await _json_body(request)
         return json_response(await service.arandom(arguments))
 
+    async def retrieve(request: Request) -> Response:
+        return json_response(await service.aretrieve(await _json_body(request)))
+
+    async def access(request: Request) -> Response:
+        return json_response(await service.aaccess(await _json_body(request)))
+
     async def tools(request: Request) -> Response:
         return json_response({"tools": service.schemas})
 
@@ -288,6 +296,8 @@ def make_http_app(
         Route("/search", search, methods=["POST"]),
         Route("/open_url", open_url, methods=["POST"]),
         Route("/random", random, methods=["GET", "POST"]),
+        Route("/retrieve", retrieve, methods=["POST"]),
+        Route("/access", access, methods=["POST"]),
         Route("/tools", tools, methods=["GET"]),
         Route("/health", healthz, methods=["GET"]),
         Route("/info", info, methods=["GET"]),

@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
 from serve.retrieval.request_models import (
     OpenUrlRequest,
     RandomRequest,
@@ -27,6 +29,7 @@ from serve.retrieval.request_models import (
     SearchRequest,
     validated,
 )
+from serve.retrieval.retrieve import AccessRequest, RetrieveRequest, retrieve_response
 from sws.env import (
     NO_RESULTS,
     BackendFailure,
@@ -244,6 +247,30 @@ class RetrievalService:
             raise ServiceError(400, "invalid_argument", str(exc)) from exc
         return await self._dispatch(_embedded_query(args), self._search, args)
 
+    async def aretrieve(self, arguments: Any) -> dict[str, Any]:
+        """``POST /retrieve``, the RL trainers' formats (``serve.retrieval.retrieve``): the request's queries
+        embedded together (the embedding deployment batches them) and searched as one batch, on the pool.
+
+        Raises:
+            ServiceError: 422 for a body that can never succeed.
+            BackendFailure: the index or embedder failed (503).
+            TimeoutError: past the request deadline (504).
+        """
+        request = _request(RetrieveRequest, arguments)
+        try:
+            texts, k = request.texts(self.tools.options), request.k(self.tools.options)
+        except ValueError as exc:
+            raise ServiceError(422, "invalid_request", str(exc)) from exc
+        asked = [text for text in texts if text]
+        found = iter(await self._recorded(self._deadline(self._batch_hits(request, asked, k), "retrieval")))
+        return retrieve_response(request, texts, [next(found) if text else [] for text in texts])
+
+    async def aaccess(self, arguments: Any) -> dict[str, Any]:
+        """``POST /access`` (ASearcher): each URL's chunk or article view, null for one that opens nothing."""
+        urls = _request(AccessRequest, arguments).urls
+        opened = await self._dispatch(None, lambda backend: [self._opened(backend, url) for url in urls])
+        return {"result": [{"contents": o["content"]} if o["outcome"] == "found" else None for o in opened]}
+
     async def aopen_url(self, arguments: Any) -> dict[str, Any]:
         """``POST /open_url`` (see :meth:`_opened`).
 
@@ -264,11 +291,51 @@ class RetrievalService:
             BackendFailure: the index or embedder failed (HTTP 503; handle callers retry).
             TimeoutError: the embedding or pooled call ran out of time (HTTP 504).
         """
+        return await self._recorded(self._run(query, method, *args))
+
+    async def _recorded(self, work: Any) -> Any:
+        """``await work``; a backend failure is remembered for :meth:`health`."""
         try:
-            return await self._run(query, method, *args)
+            return await work
         except BackendFailure as exc:
             self._last_failure = (time.monotonic(), str(exc))
             raise
+
+    async def _batch_hits(self, request: RetrieveRequest, queries: list[str], k: int) -> list[list[Hit]]:
+        """The hits of ``queries`` (none empty) as one batch: one embedding request per query, then one batched
+        search on the pool (an in-process embedder embeds the batch there, in one forward pass)."""
+        if not queries:
+            return []
+        engine = self.tools.backend
+        if request.only_title:
+            return await self._pooled(guarded, engine.batch_search_titles, queries, k)
+        vectors = None
+        if request.method != "keywords" and self.prefetch is not None:
+            vectors = np.stack(await self._embedded(queries))
+        return await self._pooled(guarded, engine.batch_search, queries, k, request.method, vectors)
+
+    async def _embedded(self, queries: list[str]) -> list[Any]:
+        """The vectors of ``queries`` from the prefetcher, asked at once (its deployment batches them)."""
+        texts = [format_query(query, self.prefetch.query_task) for query in queries]
+        try:
+            return await asyncio.wait_for(
+                asyncio.gather(*(self.prefetch.aembed(text) for text in texts)), self.limits.request_timeout_s
+            )
+        except TimeoutError:
+            raise self._timeout("query embedding") from None
+        except BackendFailure:
+            raise
+        except Exception as exc:
+            raise BackendFailure(f"query embedding failed: {type(exc).__name__}: {exc}") from exc
+
+    async def _pooled(self, method: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, method, *args)
+
+    async def _deadline(self, work: Any, what: str) -> Any:
+        try:
+            return await asyncio.wait_for(work, self.limits.request_timeout_s)
+        except TimeoutError:
+            raise self._timeout(what) from None
 
     async def _run(self, query: str | None, method: Any, *args: Any) -> Any:
         """``method(backend, *args)``: inline, inline with ``query``'s embedding prefetched, or on the pool."""
@@ -276,21 +343,9 @@ class RetrievalService:
         if query is None:
             return method(backend, *args)
         if self.prefetch is not None:
-            text = format_query(query, self.prefetch.query_task)
-            try:
-                vector = await asyncio.wait_for(self.prefetch.aembed(text), self.limits.request_timeout_s)
-            except TimeoutError:
-                raise self._timeout("query embedding") from None
-            except BackendFailure:
-                raise
-            except Exception as exc:
-                raise BackendFailure(f"query embedding failed: {type(exc).__name__}: {exc}") from exc
+            (vector,) = await self._embedded([query])
             return method(_GivenVector(backend, query, vector), *args)
-        future = asyncio.get_running_loop().run_in_executor(self._executor, method, backend, *args)
-        try:
-            return await asyncio.wait_for(future, self.limits.request_timeout_s)
-        except TimeoutError:
-            raise self._timeout("tool call") from None
+        return await self._deadline(self._pooled(method, backend, *args), "tool call")
 
     def _timeout(self, what: str) -> TimeoutError:
         return TimeoutError(f"the {what} took longer than {self.limits.request_timeout_s:g} s")

@@ -98,6 +98,10 @@ class SearchEngine:
         """Title search (BM25 on titles alone): one hit per page, carrying its chunk 0."""
         return self.titles.search(query, top_k)
 
+    def batch_search_titles(self, queries: list[str], top_k: int) -> list[list[Hit]]:
+        """:meth:`search_titles` for each query, the chunks of the batch looked up together."""
+        return self.titles.batch_search(queries, top_k)
+
     def resolve_page(self, identifier: str) -> int | None:
         """Page id for a URL identifier: page id, exact title, redirect, case-insensitive title or
         redirect, then the best BM25 title (CONTRACT Part 1, 2)."""

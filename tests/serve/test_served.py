@@ -230,13 +230,14 @@ def agent_task(cases):
         "tools": handle.tools.remote().result(),
         "random": handle.random.remote("page", 5).result(),
         "info": handle.info.remote().result()["index"]["fingerprint"],
+        "retrieve": handle.retrieve.remote(["bridge in Pasadena", "history of Sudan"], topk=2).result(),
     }
 
 print(json.dumps(ray.get(agent_task.remote(json.loads(sys.argv[1])))))
 """
 
 
-def test_handle_api_from_a_ray_task(server, engine, local_tools, serve_index):
+def test_handle_api_from_a_ray_task(server, http, engine, local_tools, serve_index):
     cases = tool_cases(engine)
     out = run_driver(server.ready["ray_address"], HANDLE_TASK, json.dumps(cases))
     assert out["call_tool"] == [local_tools.call_tool(name, arguments) for name, arguments in cases]
@@ -246,6 +247,22 @@ def test_handle_api_from_a_ray_task(server, engine, local_tools, serve_index):
     assert out["random"]["content"] == opened(local_tools, out["random"]["url"])
     assert out["random"]["page_id"] == engine.random_page(random.Random(5))  # the seed decides, anywhere
     assert out["info"] == json.loads((serve_index / "manifest.json").read_text())["fingerprint"]
+    body = {"queries": ["bridge in Pasadena", "history of Sudan"], "topk": 2}
+    assert (
+        out["retrieve"] == http.post("/retrieve", json=body, headers=AUTH).json()
+    )  # the same batch, by handle and over HTTP
+
+
+def test_retrieve_batches_over_serve(http, engine):
+    """Search-R1's batched form through the ingress and the embedding deployment: each query's hits."""
+    queries = [f"{word} history" for word in ("Sudan", "bridge", "film", "river", "music", "war")] * 8
+    for method in ("keywords", "rrf"):
+        body = {"queries": queries, "topk": 3, "method": method}
+        response = http.post("/retrieve", json=body, headers=AUTH)
+        assert response.status_code == 200, response.text
+        ids = [[doc["id"] for doc in docs] for docs in response.json()["result"]]
+        expected = [[h.chunk.chunk_id for h in hits] for hits in engine.batch_search(queries, 3, method)]
+        assert ids == expected, method
 
 
 DEPLOY_TIGHT = """
