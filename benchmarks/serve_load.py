@@ -52,6 +52,36 @@ def replicas(url: str, want: int = 2) -> dict[str, int]:
     return seen
 
 
+def killed_replica_run(server: ServeProcess, requests: list, clients: int, seconds: float, kill_after: float):
+    """``clients`` clients for ``seconds`` while one of 2 retrieval replicas is SIGKILLed after ``kill_after``
+    seconds: the load's result and the seconds until Serve runs 2 replicas again (None: not within
+    :data:`RECOVERY_S`)."""
+    victim, pid = min(replicas(server.url).items())
+    outcome: dict = {}
+    thread = threading.Thread(
+        target=lambda: outcome.setdefault(
+            "r", load(server.url, requests, clients=clients, seconds=seconds, token=TOKEN)
+        )
+    )
+    thread.start()
+    time.sleep(kill_after)
+    killed_at = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    recovery_s = None
+    while (left := RECOVERY_S - (time.monotonic() - killed_at)) > 0:
+        try:  # a status driver starting on a saturated machine may be slow
+            status = serve_status(server.ready["ray_address"], timeout_s=left)
+        except subprocess.TimeoutExpired:
+            break
+        ingress = status["sws"]["deployments"]["RetrievalIngress"]
+        if ingress["replicas"] == {"RUNNING": 2} and victim not in replicas(server.url):
+            recovery_s = round(time.monotonic() - killed_at, 1)
+            break
+        time.sleep(0.5)
+    thread.join()
+    return outcome["r"], recovery_s
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path)
@@ -75,31 +105,9 @@ def main() -> int:
             ok &= passed
             emit("serve_load", "load", **summary, goal="failed == 0", passed=passed, replicas=2)
         if "fault" not in args.skip:
-            before = replicas(server.url)
-            victim, pid = min(before.items())
-            outcome: dict = {}
-            thread = threading.Thread(
-                target=lambda: outcome.setdefault(
-                    "r", load(server.url, requests, clients=args.clients, seconds=args.seconds, token=TOKEN)
-                )
+            result, recovery_s = killed_replica_run(
+                server, requests, args.clients, args.seconds, args.kill_after
             )
-            thread.start()
-            time.sleep(args.kill_after)
-            killed_at = time.monotonic()
-            os.kill(pid, signal.SIGKILL)
-            recovery_s = None
-            while (left := RECOVERY_S - (time.monotonic() - killed_at)) > 0:
-                try:  # a status driver starting on a saturated machine may be slow
-                    status = serve_status(server.ready["ray_address"], timeout_s=left)
-                except subprocess.TimeoutExpired:
-                    break
-                ingress = status["sws"]["deployments"]["RetrievalIngress"]
-                if ingress["replicas"] == {"RUNNING": 2} and victim not in replicas(server.url):
-                    recovery_s = round(time.monotonic() - killed_at, 1)
-                    break
-                time.sleep(0.5)
-            thread.join()
-            result = outcome["r"]
             summary = result.summary()
             rate = result.failed / max(1, result.requests)
             passed = rate <= 0.01 and recovery_s is not None
