@@ -33,17 +33,22 @@ class HybridSearcher:
         return self.batch_search([query], k)[0]
 
     def batch_search(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        return self.batch_search_embedded(queries, self.embed(queries), k)
+        return self._fused(queries, None, k)
 
     def search_embedded(self, query: str, vector: np.ndarray, k: int) -> list[Hit]:
         return self.batch_search_embedded([query], np.reshape(vector, (1, -1)), k)[0]
 
     def batch_search_embedded(self, queries: Sequence[str], vectors: np.ndarray, k: int) -> list[list[Hit]]:
+        return self._fused(queries, vectors, k)
+
+    def _fused(self, queries: Sequence[str], vectors: np.ndarray | None, k: int) -> list[list[Hit]]:
+        """The keyword pools first (a damaged keyword index fails before a model is loaded), then the
+        vectors (``vectors``, else embedded now), fused and hydrated."""
         if k < 1:
             return [[] for _ in queries]
         pool = FETCH * k
         texts = self.keyword.batch_search(queries, pool)
-        vector_pools = self.dense.candidates(vectors, pool)
+        vector_pools = self.dense.candidates(self.embed(queries) if vectors is None else vectors, pool)
         fused = [
             rrf_fuse([h.chunk.chunk_id for h in text], [chunk_id for chunk_id, _ in candidates], self.k)[
                 :pool
