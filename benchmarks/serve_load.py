@@ -45,7 +45,10 @@ def replicas(url: str, want: int = 2) -> dict[str, int]:
     seen: dict[str, int] = {}
     with httpx.Client(timeout=30, trust_env=False) as client:
         for _ in range(200):
-            info = client.get(f"{url}/info", headers={"authorization": f"Bearer {TOKEN}"}).json()
+            try:
+                info = client.get(f"{url}/info", headers={"authorization": f"Bearer {TOKEN}"}).json()
+            except httpx.TransportError:  # the killed replica's connection, reset
+                continue
             seen[info["replica"]] = info["pid"]
             if len(seen) >= want:
                 break

@@ -54,6 +54,20 @@ def smollm2_cache(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def quickstart_run(tmp_path_factory, ray_local):
+    """``sws quickstart --questions 3`` (the main job, the heuristic baseline) run once: its output folder and
+    the CLI's result; ``sws quickstart --llm`` resumes from a copy of its corpus and indexes."""
+    from click.testing import CliRunner
+
+    from sws.cli import cli
+
+    out = tmp_path_factory.mktemp("quickstart")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SWS_CACHE", str(tmp_path_factory.mktemp("quickstart-cache")))
+        return out, CliRunner().invoke(cli, ["quickstart", "--out", str(out), "--questions", "3"])
+
+
+@pytest.fixture(scope="session")
 def wiki_samples() -> list[Path]:
     return WIKI_SAMPLES
 

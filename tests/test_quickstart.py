@@ -3,16 +3,9 @@
 
 import json
 
-import pytest
-from click.testing import CliRunner
 
-from sws.cli import cli
-
-pytestmark = pytest.mark.usefixtures("ray_local")
-
-
-def test_quickstart_runs_the_whole_chain(tmp_path):
-    result = CliRunner().invoke(cli, ["quickstart", "--out", str(tmp_path), "--questions", "3"])
+def test_quickstart_runs_the_whole_chain(quickstart_run):
+    tmp_path, result = quickstart_run
     assert result.exit_code == 0, result.output[-3000:]
     out = result.output
     for step in ("[1/5] corpus", "[2/5] indexes", "[3/5] the tools", "[4/5] serving", "[5/5] evaluation"):

@@ -5,6 +5,7 @@ with the plain statement that a 135M model's F1 is near 0. Bounded: 2 questions 
 
 import json
 import re
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -19,8 +20,12 @@ OUTCOMES = {"submitted", "max_rounds", "context_exhausted"}  # defined outcomes:
 
 
 def test_quickstart_evaluates_and_judges_with_the_served_smollm2(
-    ray_local, smollm2_cache, tmp_path, monkeypatch
+    ray_local, smollm2_cache, quickstart_run, tmp_path, monkeypatch
 ):
+    """Resumed from the plain quickstart's corpus and indexes (the same sample and settings: every shard and
+    part is reused; the corpus and index steps themselves are the plain test's)."""
+    for part in ("corpus", "index"):
+        shutil.copytree(quickstart_run[0] / part, tmp_path / part)
     monkeypatch.setenv("SWS_CACHE", str(smollm2_cache))
     args = [
         "quickstart",
