@@ -317,10 +317,12 @@ class RetrievalService:
     async def _embedded(self, queries: list[str]) -> list[Any]:
         """The vectors of ``queries`` from the prefetcher, asked at once (its deployment batches them)."""
         texts = [format_query(query, self.prefetch.query_task) for query in queries]
+        if len(texts) == 1:  # a tool call's one query: no gather task on the hot path
+            work = _listed(self.prefetch.aembed(texts[0]))
+        else:
+            work = asyncio.gather(*(self.prefetch.aembed(text) for text in texts))
         try:
-            return await asyncio.wait_for(
-                asyncio.gather(*(self.prefetch.aembed(text) for text in texts)), self.limits.request_timeout_s
-            )
+            return await asyncio.wait_for(work, self.limits.request_timeout_s)
         except TimeoutError:
             raise self._timeout("query embedding") from None
         except BackendFailure:
@@ -352,6 +354,10 @@ class RetrievalService:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def _listed(vector: Any) -> list[Any]:
+    return [await vector]
 
 
 def _embedded_query(args: Any) -> str | None:
