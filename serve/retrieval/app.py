@@ -79,7 +79,9 @@ class RetrievalIngress:
                     f"the QueryEmbedder deployment embeds with {remote}, the index {cfg.index} was built "
                     f"with {built['spec']} (fingerprint {built['fingerprint']})"
                 )
-            query_embedder = HandleEmbedder(built["spec"], built["dim"], self._remote_embed)
+            query_embedder = HandleEmbedder(
+                built["spec"], built["dim"], self._remote_embed, self._remote_embed_batch
+            )
         engine = SearchEngine.open(cfg.index, embedder=query_embedder, ef_search=cfg.ef_search)
         if query_embedder is None:
             _ = engine.index.embedder  # load the in-replica model now: fail at startup, not on a request
@@ -181,14 +183,10 @@ class RetrievalIngress:
         return await self._coalescer(text)
 
     async def _remote_embed_many(self, texts: list[str]) -> list[np.ndarray]:
-        from ray.exceptions import RayTaskError
+        return await _embedder_call(self._embedder.embed_many, texts)
 
-        from sws.env import BackendFailure
-
-        try:
-            return await self._embedder.embed_many.remote(texts)
-        except RayTaskError as exc:  # one list carries several requests: none of them is to blame
-            raise BackendFailure(f"QueryEmbedder failed: {type(exc.cause).__name__}: {exc.cause}") from exc
+    async def _remote_embed_batch(self, texts: list[str]) -> np.ndarray:
+        return await _embedder_call(self._embedder.embed_batch, texts)
 
     def _static_info(self, manifest: dict[str, Any]) -> dict[str, Any]:
         cfg = self.cfg
@@ -215,6 +213,19 @@ class RetrievalIngress:
             "auth": bool(cfg.token_env and os.environ.get(cfg.token_env)),
             "mcp": cfg.mcp,
         }
+
+
+async def _embedder_call(method: Any, texts: list[str]) -> Any:
+    """``method.remote(texts)``; the deployment's failure as a ``BackendFailure`` (a list may carry several
+    requests: none of them is to blame)."""
+    from ray.exceptions import RayTaskError
+
+    from sws.env import BackendFailure
+
+    try:
+        return await method.remote(texts)
+    except RayTaskError as exc:
+        raise BackendFailure(f"QueryEmbedder failed: {type(exc.cause).__name__}: {exc.cause}") from exc
 
 
 def _gpus(cfg: ServeConfig) -> float:

@@ -73,13 +73,14 @@ class HandleEmbedder(Embedder):
         spec: the index manifest's embedder spec.
         dim: its dimension.
         remote: ``async text -> vector`` (one ``QueryEmbedder.embed`` call; Serve batches them).
+        remote_batch: ``async texts -> rows`` (``QueryEmbedder.embed_batch``: one forward pass).
     """
 
     kind = "serve-handle"
 
-    def __init__(self, spec: dict[str, Any], dim: int, remote: Any):
+    def __init__(self, spec: dict[str, Any], dim: int, remote: Any, remote_batch: Any):
         super().__init__(spec["model"], spec.get("query_task"))
-        self._dim, self._remote = int(dim), remote
+        self._dim, self._remote, self._remote_batch = int(dim), remote, remote_batch
 
     @property
     def dim(self) -> int:
@@ -87,6 +88,9 @@ class HandleEmbedder(Embedder):
 
     async def aembed(self, text: str) -> np.ndarray:
         return await self._remote(text)
+
+    async def aembed_batch(self, texts: list[str]) -> np.ndarray:
+        return await self._remote_batch(texts)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         raise RuntimeError(
@@ -162,6 +166,10 @@ class QueryEmbedder:
     async def embed(self, texts: list[str]) -> list[np.ndarray]:
         rows = await asyncio.to_thread(self.embedder.embed_documents, texts)
         return list(rows)
+
+    async def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """One request's many texts (a ``/retrieve`` batch) in one forward pass, outside the dynamic batches."""
+        return await asyncio.to_thread(self.embedder.embed_documents, texts)
 
     async def embed_many(self, texts: list[str]) -> list[np.ndarray]:
         """Several callers' texts in one handle call; they join the same dynamic batches as ``embed``."""

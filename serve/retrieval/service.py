@@ -109,6 +109,9 @@ class QueryPrefetcher(Protocol):
     async def aembed(self, text: str) -> Any:
         """The vector of ``text`` (the instruction already applied)."""
 
+    async def aembed_batch(self, texts: list[str]) -> Any:
+        """The rows of ``texts``, one forward pass (a ``/retrieve`` batch)."""
+
 
 class _GivenVector:
     """The engine, with one query's embedding given: a tool's search of that query uses it, embedding nothing."""
@@ -311,16 +314,16 @@ class RetrievalService:
             return await self._pooled(guarded, engine.batch_search_titles, queries, k)
         vectors = None
         if request.method != "keywords" and self.prefetch is not None:
-            vectors = np.stack(await self._embedded(queries))
+            vectors = np.asarray(await self._embedded(queries), dtype=np.float32)
         return await self._pooled(guarded, engine.batch_search, queries, k, request.method, vectors)
 
     async def _embedded(self, queries: list[str]) -> list[Any]:
-        """The vectors of ``queries`` from the prefetcher, asked at once (its deployment batches them)."""
+        """The vectors of ``queries`` from the prefetcher: one query as a tool call's, many in one pass."""
         texts = [format_query(query, self.prefetch.query_task) for query in queries]
-        if len(texts) == 1:  # a tool call's one query: no gather task on the hot path
+        if len(texts) == 1:  # a tool call's one query: it joins the other requests' dynamic batches
             work = _listed(self.prefetch.aembed(texts[0]))
-        else:
-            work = asyncio.gather(*(self.prefetch.aembed(text) for text in texts))
+        else:  # a request's batch: one forward pass
+            work = self.prefetch.aembed_batch(texts)
         try:
             return await asyncio.wait_for(work, self.limits.request_timeout_s)
         except TimeoutError:

@@ -170,6 +170,11 @@ class _CountingPrefetcher:
         await asyncio.sleep(0)
         return self.embedder.embed_documents([text])[0]
 
+    async def aembed_batch(self, texts):
+        self.texts.extend(texts)
+        await asyncio.sleep(0)
+        return self.embedder.embed_documents(texts)
+
 
 def test_with_a_prefetcher_the_engine_embeds_nothing_and_answers_the_same(engine, client):
     prefetch = _CountingPrefetcher(engine.index.embedder)
