@@ -269,9 +269,12 @@ class RetrievalService:
         return retrieve_response(request, texts, [next(found) if text else [] for text in texts])
 
     async def aaccess(self, arguments: Any) -> dict[str, Any]:
-        """``POST /access`` (ASearcher): each URL's chunk or article view, null for one that opens nothing."""
+        """``POST /access`` (ASearcher): each URL's chunk or article view, null for one that opens nothing; on
+        the pool, within the request deadline (up to ``MAX_QUERIES`` articles would hold the event loop)."""
         urls = _request(AccessRequest, arguments).urls
-        opened = await self._dispatch(None, lambda backend: [self._opened(backend, url) for url in urls])
+        backend = self.tools.backend
+        work = self._pooled(lambda: [self._opened(backend, url) for url in urls])
+        opened = await self._recorded(self._deadline(work, "access"))
         return {"result": [{"contents": o["content"]} if o["outcome"] == "found" else None for o in opened]}
 
     async def aopen_url(self, arguments: Any) -> dict[str, Any]:

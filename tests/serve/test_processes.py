@@ -28,17 +28,15 @@ def shell_env(monkeypatch):
     monkeypatch.delenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", raising=False)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_serve_listens_on_loopback_only_and_a_group_signal_stops_everything(
-    serve_index, tmp_path, shell_env, sig
-):
+def test_serve_listens_on_loopback_only_and_a_group_signal_stops_everything(serve_index, tmp_path, shell_env):
+    """SIGTERM, as a service manager sends it (Ctrl-C's SIGINT: ``test_llm_served.py``'s last test)."""
     server = ServeProcess(serve_index, args=["--num-cpus", "2"], log_path=tmp_path / "serve.log").start()
     tree, found = snapshot(server.process.pid, server.port)
     try:
         assert {"haproxy", "raylet", "gcs_server"} <= {name for name, _, _, _ in found}
         assert [(name, ip, port) for name, ip, port, _ in found if ip in WILDCARDS] == []
         assert {ip.removeprefix("::ffff:") for _, ip, _, _ in found} == {"127.0.0.1"}
-        os.killpg(server.process.pid, sig)
+        os.killpg(server.process.pid, signal.SIGTERM)
         server.process.wait(60)
     finally:
         server.stop()

@@ -127,17 +127,23 @@ def test_access_opens_chunks_and_articles_and_nulls_the_rest(client, engine):
 
 
 class _FailingEngine:
-    """The sample engine whose batched search fails (an index gone under it) or takes too long."""
+    """The sample engine whose batched search and page reads fail (an index gone under it) or take too long."""
 
     def __init__(self, engine, delay_s=0.0):
         self.engine, self.delay_s = engine, delay_s
 
     def batch_search(self, *args):
+        return self._slow_or_failing(self.engine.batch_search, *args)
+
+    def page_chunks(self, *args):
+        return self._slow_or_failing(self.engine.page_chunks, *args)
+
+    def _slow_or_failing(self, method, *args):
         if self.delay_s:
             import time
 
             time.sleep(self.delay_s)
-            return self.engine.batch_search(*args)
+            return method(*args)
         raise OSError("mmap of the chunks index failed")
 
     def __getattr__(self, name):
@@ -145,16 +151,21 @@ class _FailingEngine:
 
 
 def test_backend_failures_are_503_with_retry_after_and_slow_ones_504(engine):
+    """Both routes: ``/access`` reads its pages on the pool, within the same deadline."""
+    (chunk,) = expected_docs(engine, QUERIES[:1], 1)[0]
+    bodies = {"/retrieve": {"queries": QUERIES}, "/access": {"urls": [chunk_url(chunk.page_id, 0)]}}
     broken = RetrievalService(_FailingEngine(engine))
     with TestClient(make_http_app(broken, retry_after_s=2)) as client:
-        response = retrieve(client, queries=QUERIES)
-        assert (response.status_code, response.headers["retry-after"]) == (503, "2")
-        assert "OSError: mmap of the chunks index failed" in response.json()["error"]["message"]
+        for path, body in bodies.items():
+            response = client.post(path, json=body)
+            assert (response.status_code, response.headers["retry-after"]) == (503, "2"), path
+            assert "OSError: mmap of the chunks index failed" in response.json()["error"]["message"]
         assert broken.health()["status"] == "failing"
     slow = RetrievalService(_FailingEngine(engine, delay_s=1.0), limits=Limits(request_timeout_s=0.2))
     with TestClient(make_http_app(slow)) as client:
-        response = retrieve(client, queries=QUERIES)
-        assert response.status_code == 504 and response.json()["error"]["code"] == "timeout"
+        for path, body in bodies.items():
+            response = client.post(path, json=body)
+            assert response.status_code == 504 and response.json()["error"]["code"] == "timeout", path
     broken.close()
     slow.close()
 

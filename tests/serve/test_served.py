@@ -291,15 +291,19 @@ def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
     """``tight`` holds 1 request + 2 queued per replica: a burst beyond that gets 503 + Retry-After; the main
     app (32 running + 4096 queued per replica) queues a larger load without one failure."""
     run_driver(server.ready["ray_address"], DEPLOY_TIGHT, str(serve_index))
-    body = {"name": "search", "arguments": json.dumps({"query": "Sudan history", "method": "rrf"})}
-    with httpx.Client(timeout=60, trust_env=False) as client:
-        assert client.post(f"{server.url}/tight/call", headers=AUTH, json=body).status_code == 200
-    outcomes = asyncio.run(_burst(f"{server.url}/tight/call", body, clients=24))
-    statuses = [status for status, _, _ in outcomes]
-    assert set(statuses) == {200, 503}, statuses
-    rejected = [(retry, text) for status, retry, text in outcomes if status == 503]
-    assert all(retry == "2" for retry, _ in rejected)
-    assert all(b"backpressure" in text for _, text in rejected)
+    bodies = {  # a tool call, and the RL trainers' /retrieve (their retry loops retry a 503, never a 429)
+        "/call": {"name": "search", "arguments": json.dumps({"query": "Sudan history", "method": "rrf"})},
+        "/retrieve": {"queries": ["Sudan history", "Pasadena bridge"], "method": "rrf"},
+    }
+    for path, body in bodies.items():
+        with httpx.Client(timeout=60, trust_env=False) as client:
+            assert client.post(f"{server.url}/tight{path}", headers=AUTH, json=body).status_code == 200
+        outcomes = asyncio.run(_burst(f"{server.url}/tight{path}", body, clients=24))
+        statuses = [status for status, _, _ in outcomes]
+        assert set(statuses) == {200, 503}, (path, statuses)
+        rejected = [(retry, text) for status, retry, text in outcomes if status == 503]
+        assert all(retry == "2" for retry, _ in rejected)
+        assert all(b"backpressure" in text for _, text in rejected)
     requests = [
         ("/call", {"name": "search", "arguments": json.dumps({"query": q, "method": "rrf"})})
         for q in ("Sudan history", "Pasadena bridge", "Canadian hotel", "pneumonia care")
