@@ -142,7 +142,9 @@ def test_sws_eval_runs_an_episode_against_the_served_llm(llm_server, serve_index
     assert run["fingerprint"] == read_manifest(serve_index)["fingerprint"]  # the served index's, from /info
 
 
-def test_a_search_call_pinned_by_structured_output_comes_back_as_tool_calls(llm_server, llm, ends_turns_model):
+def test_a_search_call_pinned_by_structured_output_comes_back_as_tool_calls(
+    llm_server, llm, ends_turns_model
+):
     """The hermes parser turns the template's JSON call into ``tool_calls`` (the constraint outweighs the
     model's end of turn); the usage counts the real prompt."""
     from transformers import AutoTokenizer
