@@ -4,7 +4,7 @@ import pytest
 import tantivy
 
 from sws.index.keyword import TOKENIZERS, TantivySearcher, build_query, make_analyzer, split_query
-from sws.index.keyword.query import query_leaves
+from sws.index.keyword.query import query_leaves, word_leaves
 from sws.index.keyword.schema import CHUNK_FIELD_BOOSTS
 
 
@@ -14,15 +14,15 @@ def test_split_query_keeps_balanced_phrases_only():
 
 
 def test_leaves_terms_phrases_and_counts():
-    analyzer = make_analyzer("default")
-    leaves = query_leaves(analyzer, 'The "the Hobbit" state-of-the-art title:X the the', max_leaves=100)
+    leaf_of = word_leaves(make_analyzer("default"))
+    leaves = query_leaves(leaf_of, 'The "the Hobbit" state-of-the-art title:X the the', max_leaves=100)
     assert leaves == {
         ((0, "the"),): 2,  # "The" and "the" (repeated verbatim: once)
         ((0, "the"), (1, "hobbit")): 1,
         ((0, "state"), (1, "of"), (2, "the"), (3, "art")): 1,
         ((0, "title"), (1, "x")): 1,
     }
-    assert len(query_leaves(analyzer, " ".join(f"w{i}" for i in range(50)), max_leaves=10)) == 10
+    assert len(query_leaves(leaf_of, " ".join(f"w{i}" for i in range(50)), max_leaves=10)) == 10
 
 
 @pytest.mark.parametrize("name", TOKENIZERS)
@@ -56,7 +56,7 @@ def chunks(leads_root):
 )
 def test_scores_equal_the_query_parser_on_plain_text(chunks, query):
     searcher = chunks.searcher()
-    ours = build_query(chunks.schema, make_analyzer("default"), query, CHUNK_FIELD_BOOSTS)
+    ours = build_query(chunks.schema, word_leaves(make_analyzer("default")), query, CHUNK_FIELD_BOOSTS)
     parsed = chunks.parse_query(query, ["text", "title"], CHUNK_FIELD_BOOSTS)
     got = [round(score, 4) for score, _ in searcher.search(ours, 10).hits]
     expected = [round(score, 4) for score, _ in searcher.search(parsed, 10).hits]
@@ -64,7 +64,21 @@ def test_scores_equal_the_query_parser_on_plain_text(chunks, query):
 
 
 def test_empty_queries_build_nothing(chunks):
-    assert build_query(chunks.schema, make_analyzer("default"), '!!! "" ---', CHUNK_FIELD_BOOSTS) is None
+    assert (
+        build_query(chunks.schema, word_leaves(make_analyzer("default")), '!!! "" ---', CHUNK_FIELD_BOOSTS)
+        is None
+    )
+
+
+def test_a_word_is_analysed_once_and_queries_score_the_same(chunks):
+    """The searcher's memo of words: later queries reuse them, and score as with a fresh analysis."""
+    searcher, shared = chunks.searcher(), word_leaves(make_analyzer("default"))
+    queries = ["bitcoin network", "the bitcoin network", "Network of the dog", "dog breed"]
+    for query in queries:
+        fresh = build_query(chunks.schema, word_leaves(make_analyzer("default")), query, CHUNK_FIELD_BOOSTS)
+        reused = build_query(chunks.schema, shared, query, CHUNK_FIELD_BOOSTS)
+        assert searcher.search(reused, 10).hits == searcher.search(fresh, 10).hits
+    assert shared.cache_info().misses == 7  # bitcoin network the Network of dog breed
 
 
 def test_searcher_lookups(leads_root):

@@ -8,17 +8,23 @@ term query, several (``state-of-the-art``) a phrase; every term and phrase is se
 with that field's boost, and all clauses are OR-ed, so BM25 scores equal the parser's. Like the
 parser, a literal repeated verbatim counts once (``dog dog``), while different literals with the same
 tokens count each (``dog Dog``): they become one clause with a multiplied boost (the same score).
+A word's analysis is memoised per analyzer (:func:`word_leaves`): questions share most of their words, and
+analysing them was a third of a keyword search's time on the bundled sample.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache, partial
 
 import tantivy
 
 _QUOTED = re.compile(r'"([^"]*)"')
 Leaf = tuple[tuple[int, str], ...]  # (position, token) pairs; one pair is a term, more a phrase
+WordLeaves = Callable[[str], Leaf]
+CACHED_WORDS = 1 << 16
 
 
 def split_query(query: str) -> list[tuple[str, bool]]:
@@ -40,14 +46,19 @@ def _leaf(analyzer: tantivy.TextAnalyzer, text: str) -> Leaf:
     return tuple((t.position - first, t.text) for t in tokens)
 
 
-def query_leaves(analyzer: tantivy.TextAnalyzer, query: str, max_leaves: int) -> Counter[Leaf]:
+def word_leaves(analyzer: tantivy.TextAnalyzer, cached: int = CACHED_WORDS) -> WordLeaves:
+    """A word's term or phrase under ``analyzer``, the last ``cached`` distinct words remembered."""
+    return lru_cache(maxsize=cached)(partial(_leaf, analyzer))
+
+
+def query_leaves(leaf_of: WordLeaves, query: str, max_leaves: int) -> Counter[Leaf]:
     """Distinct terms/phrases, each with the number of distinct literals giving it; at most ``max_leaves``."""
     literals = dict.fromkeys(
         (word, phrase) for text, phrase in split_query(query) for word in ([text] if phrase else text.split())
     )
     leaves: Counter[Leaf] = Counter()
     for text, _ in literals:
-        leaf = _leaf(analyzer, text)
+        leaf = leaf_of(text)
         if leaf and (leaf in leaves or len(leaves) < max_leaves):
             leaves[leaf] += 1
     return leaves
@@ -55,14 +66,15 @@ def query_leaves(analyzer: tantivy.TextAnalyzer, query: str, max_leaves: int) ->
 
 def build_query(
     schema: tantivy.Schema,
-    analyzer: tantivy.TextAnalyzer,
+    leaf_of: WordLeaves,
     query: str,
     field_boosts: dict[str, float],
     max_leaves: int = 1024,
 ) -> tantivy.Query | None:
-    """The OR of every term/phrase over every field (None when the query has no tokens)."""
+    """The OR of every term/phrase (``leaf_of`` a word: :func:`word_leaves`) over every field (None when the
+    query has no tokens)."""
     clauses = []
-    for leaf, count in query_leaves(analyzer, query, max_leaves).items():
+    for leaf, count in query_leaves(leaf_of, query, max_leaves).items():
         for field, boost in field_boosts.items():
             if len(leaf) == 1:
                 sub = tantivy.Query.term_query(schema, field, leaf[0][1])

@@ -10,7 +10,7 @@ import tantivy
 
 from sws.index.errors import IndexCorruptError, IndexMissingError
 from sws.index.keyword.analyzers import make_analyzer, register
-from sws.index.keyword.query import build_query
+from sws.index.keyword.query import build_query, word_leaves
 from sws.index.keyword.schema import (
     CHUNK_FIELD_BOOSTS,
     CHUNKS_DIR,
@@ -87,7 +87,7 @@ class TantivySearcher:
     def __init__(self, path: str | Path, tokenizer: str, max_query_terms: int = 1024):
         path = Path(path)
         self.path, self.tokenizer, self.max_query_terms = path, tokenizer, max_query_terms
-        self._analyzer = make_analyzer(tokenizer)
+        self._leaf_of = word_leaves(make_analyzer(tokenizer))
         self._chunk_schema, self._chunks = _open(path / CHUNKS_DIR, tokenizer)
         self._title_schema, self._titles = _open(path / TITLES_DIR, tokenizer)
         self._redirect_schema, self._redirects = _open(path / REDIRECTS_DIR, None)
@@ -102,7 +102,7 @@ class TantivySearcher:
 
     def search(self, query: str, limit: int) -> list[KeywordHit]:
         """Top ``limit`` chunks by BM25 over text (boost 1) and title (boost 2); ties by corpus row."""
-        q = build_query(self._chunk_schema, self._analyzer, query, CHUNK_FIELD_BOOSTS, self.max_query_terms)
+        q = build_query(self._chunk_schema, self._leaf_of, query, CHUNK_FIELD_BOOSTS, self.max_query_terms)
         if q is None or limit < 1:
             return []
         hits = self._chunks.search(q, limit, count=False).hits
@@ -112,7 +112,7 @@ class TantivySearcher:
 
     def search_titles(self, query: str, limit: int) -> list[TitleHit]:
         """Top ``limit`` pages by BM25 over the title alone; ties by corpus row."""
-        q = build_query(self._title_schema, self._analyzer, query, TITLE_FIELD_BOOSTS, self.max_query_terms)
+        q = build_query(self._title_schema, self._leaf_of, query, TITLE_FIELD_BOOSTS, self.max_query_terms)
         if q is None or limit < 1:
             return []
         hits = self._titles.search(q, limit, count=False).hits
