@@ -34,7 +34,8 @@ class LoadResult:
     statuses: Counter = field(default_factory=Counter)
     transport_errors: Counter = field(default_factory=Counter)
     error_samples: list[str] = field(default_factory=list)
-    timeline: list[tuple[float, int]] = field(default_factory=list)  # (seconds since start, status or -1)
+    # (seconds since start when sent, status or -1, latency in seconds or None for a transport error)
+    timeline: list[tuple[float, int, float | None]] = field(default_factory=list)
 
     @property
     def requests(self) -> int:
@@ -95,13 +96,14 @@ async def run_load(
                     status = response.status
             except (TimeoutError, aiohttp.ClientError) as exc:
                 result.transport_errors[type(exc).__name__] += 1
-                result.timeline.append((t0 - start, -1))
+                result.timeline.append((t0 - start, -1, None))
                 if len(result.error_samples) < 20:
                     result.error_samples.append(f"{type(exc).__name__}: {exc}")
                 continue
-            result.latencies.append(time.perf_counter() - t0)
+            latency = time.perf_counter() - t0
+            result.latencies.append(latency)
             result.statuses[status] += 1
-            result.timeline.append((t0 - start, status))
+            result.timeline.append((t0 - start, status, latency))
             if status != 200 and len(result.error_samples) < 20:
                 result.error_samples.append(f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}")
 

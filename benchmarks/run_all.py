@@ -64,6 +64,8 @@ STEPS = [
     ),
     Step("serve_floor", [], ["--seconds", "5", "--repeats", "1"]),
     Step("serve_load", [], ["--seconds", "10", "--clients", "64"]),
+    Step("serve_retrieve", [], ["--clients", "256", "--seconds", "10"]),
+    Step("serve_autoscale", [], ["--quick"]),
     Step("scale_index", [], ["--quick"]),
     Step("eval_harness", ["overhead"], ["overhead", "--quick"]),
     Step("llm_serve", [], ["--quick"]),

@@ -115,7 +115,7 @@ def main() -> int:
             rate = result.failed / max(1, result.requests)
             passed = rate <= 0.01 and recovery_s is not None
             ok &= passed
-            failed_at = sorted(round(t, 1) for t, status in result.timeline if status != 200)
+            failed_at = sorted(round(t, 1) for t, status, _ in result.timeline if status != 200)
             emit(
                 "serve_load",
                 "fault",

@@ -33,6 +33,7 @@ class AutoscalingSettings:
     target_ongoing_requests: float = 16.0  # per replica; Serve adds replicas above it
     upscale_delay_s: float = 5.0
     downscale_delay_s: float = 60.0
+    look_back_period_s: float = 30.0  # the window Serve averages the ongoing requests over (Ray's default)
 
     def __post_init__(self):
         if self.min_replicas > self.max_replicas or self.max_replicas < 1:

@@ -1,0 +1,24 @@
+"""``benchmarks/serve_autoscale.py``'s series: per-second QPS, p99 and failures of the load's timeline, and the
+scale-up/down times read from the replica samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.benchmarks.conftest import bench_module
+
+
+def test_per_second_rows_count_every_request_and_the_p99_of_the_answered():
+    autoscale = bench_module("serve_autoscale")
+    timeline = [(0.1, 200, 0.010), (0.5, 200, 0.030), (0.9, 503, 0.001), (1.2, -1, None), (1.5, 200, 0.020)]
+    assert autoscale.per_second(timeline, offset=10.0) == [
+        {"t": 10.0, "qps": 3, "p99_ms": 30.0, "failed": 1},
+        {"t": 11.0, "qps": 2, "p99_ms": 20.0, "failed": 1},
+    ]
+
+
+@pytest.mark.parametrize(("after", "want", "expected"), [(5.0, 2, 4.0), (12.0, 1, 3.0), (20.0, 3, None)])
+def test_scale_times_are_from_the_first_sample_that_reached_the_count(after, want, expected):
+    samples = [(0.0, 1), (6.0, 1), (9.0, 2), (11.0, 2), (15.0, 1)]
+    reached = bench_module("serve_autoscale").first_at(samples, after, lambda n: n == want)
+    assert reached == expected
