@@ -79,6 +79,9 @@ def test_a_word_is_analysed_once_and_queries_score_the_same(chunks):
         reused = build_query(chunks.schema, shared, query, CHUNK_FIELD_BOOSTS)
         assert searcher.search(reused, 10).hits == searcher.search(fresh, 10).hits
     assert shared.cache_info().misses == 7  # bitcoin network the Network of dog breed
+    phrase = '"' + " ".join(["dog breed"] * 10) + '"'  # over CACHED_CHARS: analysed, not remembered
+    assert query_leaves(shared, phrase, 10) == query_leaves(word_leaves(make_analyzer("default")), phrase, 10)
+    assert shared.cache_info().currsize == 7
 
 
 def test_searcher_lookups(leads_root):

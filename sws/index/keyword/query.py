@@ -24,7 +24,8 @@ import tantivy
 _QUOTED = re.compile(r'"([^"]*)"')
 Leaf = tuple[tuple[int, str], ...]  # (position, token) pairs; one pair is a term, more a phrase
 WordLeaves = Callable[[str], Leaf]
-CACHED_WORDS = 1 << 16
+CACHED_WORDS = 1 << 14
+CACHED_CHARS = 64
 
 
 def split_query(query: str) -> list[tuple[str, bool]]:
@@ -47,8 +48,17 @@ def _leaf(analyzer: tantivy.TextAnalyzer, text: str) -> Leaf:
 
 
 def word_leaves(analyzer: tantivy.TextAnalyzer, cached: int = CACHED_WORDS) -> WordLeaves:
-    """A word's term or phrase under ``analyzer``, the last ``cached`` distinct words remembered."""
-    return lru_cache(maxsize=cached)(partial(_leaf, analyzer))
+    """A word's term or phrase under ``analyzer``, the last ``cached`` distinct words of at most
+    :data:`CACHED_CHARS` characters remembered (a longer quoted phrase is analysed each time: the memo stays
+    a few MB whatever the queries); ``cache_info()`` as :func:`functools.lru_cache`'s."""
+    analysed = partial(_leaf, analyzer)
+    memo = lru_cache(maxsize=cached)(analysed)
+
+    def leaf_of(text: str) -> Leaf:
+        return memo(text) if len(text) <= CACHED_CHARS else analysed(text)
+
+    leaf_of.cache_info = memo.cache_info  # type: ignore[attr-defined]
+    return leaf_of
 
 
 def query_leaves(leaf_of: WordLeaves, query: str, max_leaves: int) -> Counter[Leaf]:
