@@ -21,7 +21,7 @@ from serve_common import agent_queries, emit, json_stdout, sample_index
 from serve_load import TOKEN
 
 from serve.launch import ServeProcess
-from serve.status import serve_status
+from serve.status import replica_states
 from sws.config import AutoscalingSettings
 
 METRICS_PUSH_S = "1"  # replicas' autoscaling metrics (Ray's default 10 s: a minute's profile would miss them)
@@ -31,8 +31,8 @@ def replica_samples(server: ServeProcess, stop: threading.Event, out: list[tuple
     """Append ``(seconds since t0, running RetrievalIngress replicas)`` about every second until ``stop``."""
     while not stop.is_set():
         try:
-            states = serve_status(server.ready["ray_address"])["sws"]["deployments"]["RetrievalIngress"]
-            out.append((time.perf_counter() - t0, states["replicas"].get("RUNNING", 0)))
+            states = replica_states(server.ready["ray_address"], "RetrievalIngress")
+            out.append((time.perf_counter() - t0, states.get("RUNNING", 0)))
         except (RuntimeError, KeyError, OSError):  # a status read that failed under load: no sample
             pass
         stop.wait(1.0)

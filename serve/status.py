@@ -36,6 +36,11 @@ def serve_status(ray_address: str, timeout_s: float = 60.0) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def replica_states(ray_address: str, deployment: str, app: str = "sws") -> dict[str, int]:
+    """``{replica state: count}`` of one deployment (see :func:`serve_status`)."""
+    return serve_status(ray_address)[app]["deployments"][deployment]["replicas"]
+
+
 def _plain(value: Any) -> str:
     return str(getattr(value, "value", value))  # an enum's value, else the string itself
 

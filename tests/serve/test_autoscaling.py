@@ -13,7 +13,7 @@ import time
 import pytest
 
 from serve.launch import ServeProcess
-from serve.status import serve_status
+from serve.status import replica_states
 from tests.serve.cases import QUERIES
 from tests.serve.conftest import TOKEN
 from tests.serve.counted_load import Answer, run_closed_loop, summary
@@ -32,15 +32,10 @@ CLIENTS = 32
 GUARD_S = 240.0
 
 
-def ingress_replicas(server: ServeProcess) -> dict[str, int]:
-    """``{replica state: count}`` of the ``RetrievalIngress`` deployment."""
-    return serve_status(server.ready["ray_address"])["sws"]["deployments"]["RetrievalIngress"]["replicas"]
-
-
 def wait_replicas(server: ServeProcess, running: int) -> float:
     """Seconds until exactly ``running`` replicas run and none starts or stops."""
     start = time.monotonic()
-    while (states := ingress_replicas(server)) != {"RUNNING": running}:
+    while (states := replica_states(server.ready["ray_address"], "RetrievalIngress")) != {"RUNNING": running}:
         assert time.monotonic() - start < GUARD_S, (running, states)
         time.sleep(0.5)
     return time.monotonic() - start
