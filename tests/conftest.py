@@ -1,5 +1,5 @@
-"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache), one local Ray per test session,
-the tiny random-weight Qwen3 model and the converted SmolLM2."""
+"""Shared fixtures: real dump samples, an isolated SWS_CACHE (the LLM judge's cache; ONNX exports shared), one
+local Ray per test session, the tiny random-weight Qwen3 model and the converted SmolLM2."""
 
 from __future__ import annotations
 
@@ -16,9 +16,19 @@ WIKI_SAMPLES = sorted(
 )
 
 
+@pytest.fixture(scope="session")
+def _onnx_exports(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("onnx-exports")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SWS_CACHE", str(tmp_path_factory.mktemp("sws-cache")))
+def _isolated_cache(tmp_path_factory, monkeypatch, _onnx_exports):
+    """A cache of its own for each test (the judge's answers), its ``onnx/`` exports shared by the session: each
+    ``sws serve`` would export MiniLM again (seconds); ``tests/index/test_st_onnx.py`` checks the export itself
+    with a cache of its own."""
+    cache = tmp_path_factory.mktemp("sws-cache")
+    (cache / "onnx").symlink_to(_onnx_exports, target_is_directory=True)
+    monkeypatch.setenv("SWS_CACHE", str(cache))
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,13 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import psutil
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
+AUTOSCALED = "autoscaled"  # under a cluster's temp dir: a PID file per node its autoscaler started
 
 
 def free_port() -> int:
@@ -42,6 +45,42 @@ def ray_env() -> dict[str, str]:
     env.pop(
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None
     )  # set by init_ray's single-machine mode; nodes need clusters
+    return env
+
+
+def node_command(ip: str, temp_dir: str, resources: dict[str, float], worker_port_low: int, extra=()) -> list:
+    """``ray start --block`` of one node on loopback address ``ip`` with its own ports; ``resources`` may
+    hold ``CPU`` and ``GPU`` (logical: a ``GPU`` node here has no device)."""
+    custom = {k: v for k, v in resources.items() if k not in ("CPU", "GPU")}
+    return [
+        str(BIN / "ray"),
+        "start",
+        "--block",
+        f"--node-ip-address={ip}",  # its own loopback address (127.0.0.1 itself Ray swaps for the machine's)
+        f"--num-cpus={int(resources.get('CPU', 0))}",
+        f"--num-gpus={int(resources.get('GPU', 0))}",
+        f"--resources={json.dumps(custom)}",
+        f"--temp-dir={temp_dir}",
+        f"--node-manager-port={free_port()}",
+        f"--object-manager-port={free_port()}",
+        f"--min-worker-port={worker_port_low}",
+        f"--max-worker-port={worker_port_low + 999}",
+        # own agent ports: the defaults (52365, ...) clash between nodes and with other local Rays
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+        "--object-store-memory=100000000",
+        *extra,
+    ]
+
+
+def node_env(head: bool) -> dict[str, str]:
+    """A node's environment: :func:`ray_env`, and a worker's Serve proxy off the head's HTTP port (one
+    machine)."""
+    env = ray_env()
+    if not head:
+        env["RAY_SERVE_WORKER_PROXY_HTTP_PORT"] = str(free_port())
     return env
 
 
@@ -72,34 +111,19 @@ class LoopbackCluster:
     gcs_address: str = ""
     dashboard_url: str = ""
 
-    def _start(self, name: str, cpus: int, extra: list[str]) -> Node:
+    def _start(self, name: str, cpus: int, extra: list[str], env: dict[str, str] | None = None) -> Node:
         resource = f"node_{name}"
-        command = [
-            str(BIN / "ray"),
-            "start",
-            "--block",
-            # its own loopback address (127.0.0.1 itself Ray swaps for the machine's address)
-            f"--node-ip-address=127.0.0.{2 + len(self.nodes)}",
-            f"--num-cpus={cpus}",
-            f"--resources={json.dumps({resource: 1})}",
-            f"--temp-dir={self.temp_dir}",
-            f"--node-manager-port={free_port()}",
-            f"--object-manager-port={free_port()}",
-            f"--min-worker-port={(low := 20000 + 1000 * len(self.nodes))}",
-            f"--max-worker-port={low + 999}",
-            # own agent ports: the defaults (52365, ...) clash between nodes and with other local Rays
-            f"--dashboard-agent-listen-port={free_port()}",
-            f"--dashboard-agent-grpc-port={free_port()}",
-            f"--runtime-env-agent-port={free_port()}",
-            f"--metrics-export-port={free_port()}",
-            "--object-store-memory=100000000",
-            *extra,
-        ]
+        low = 20000 + 1000 * len(self.nodes)
+        ip = f"127.0.0.{2 + len(self.nodes)}"
+        command = node_command(ip, self.temp_dir, {"CPU": cpus, resource: 1}, low, extra)
         log = open(Path(self.temp_dir) / f"start-{name}.log", "wb")  # noqa: SIM115
-        env = ray_env()
-        if "--head" not in extra:  # a worker's Serve proxy off the head's HTTP port (one machine)
-            env["RAY_SERVE_WORKER_PROXY_HTTP_PORT"] = str(free_port())
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=node_env(head="--head" in extra) | (env or {}),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         node = Node(name, process, resource)
         self.nodes.append(node)
         return node
@@ -111,10 +135,17 @@ class LoopbackCluster:
             self.add_worker(name, worker_cpus)
         return self
 
-    def start_head(self, cpus: int = 1) -> Node:
+    def start_head(self, cpus: int = 1, autoscaling: Callable[[str], dict] | None = None) -> Node:
+        """The head; with ``autoscaling`` (the config for a GCS address) its autoscaler adds and removes
+        nodes, checking every second."""
         port, dashboard = free_port(), free_port()
         self.gcs_address = f"127.0.0.2:{port}"
         self.dashboard_url = f"http://127.0.0.1:{dashboard}"
+        extra, env = [], {}
+        if autoscaling:
+            config = Path(self.temp_dir) / "autoscaling.json"
+            config.write_text(json.dumps(autoscaling(self.gcs_address)))
+            extra, env = [f"--autoscaling-config={config}"], {"AUTOSCALER_UPDATE_INTERVAL_S": "1"}
         node = self._start(
             "head",
             cpus,
@@ -125,7 +156,9 @@ class LoopbackCluster:
                 "--dashboard-host=127.0.0.1",
                 f"--dashboard-port={dashboard}",
                 f"--ray-client-server-port={free_port()}",
+                *extra,
             ],
+            env,
         )
         self.wait_nodes()
         return node
@@ -184,10 +217,35 @@ class LoopbackCluster:
         node.process.wait(30)
 
     def stop(self) -> None:
-        """Kill every node, workers before the head, and remove the temp dir."""
+        """Kill every node, the autoscaler's and the workers before the head, and remove the temp dir."""
+        stop_autoscaled(self.temp_dir)
         for node in reversed(self.nodes):
             self.kill(node)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def stop_tree(pid: int, grace_s: float = 15.0) -> None:
+    """SIGTERM the process (``ray start --block`` then stops its node), SIGKILL whatever of its tree is left
+    after ``grace_s``."""
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return
+    root.send_signal(signal.SIGTERM)
+    _, alive = psutil.wait_procs(tree, timeout=grace_s)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def stop_autoscaled(temp_dir: str) -> None:
+    """Stop every node the provider started and has not terminated (from its PID files)."""
+    for path in sorted((Path(temp_dir) / AUTOSCALED).glob("*.pid")):
+        stop_tree(int(path.read_text()), grace_s=5.0)
+        path.unlink(missing_ok=True)
 
 
 def submit_job(dashboard_url: str, entrypoint: list[str], timeout_s: float = 300) -> str:

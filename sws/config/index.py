@@ -27,7 +27,7 @@ class EmbedJobConfig:
     workers: int = 1  # actor-pool size; 0 embeds in the driver process without Ray
     num_cpus: float = 1.0  # per actor
     num_gpus: float = 0.0  # per actor: 1 on GPU clusters
-    threads: int | None = None  # torch threads per CPU actor (None: num_cpus)
+    threads: int | None = None  # torch threads per CPU actor (None: num_cpus; 0: every core of its node)
     rows_per_unit: int = 4096  # chunk rows per work unit and vector shard
     dtype: str = "float16"  # stored vectors: float16 or float32
 

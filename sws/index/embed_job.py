@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -24,6 +26,8 @@ from sws.index.vectors import (
     plan_units,
     vectors_fingerprint,
 )
+
+logger = logging.getLogger(__name__)
 
 
 def embed_unit(corpus: CorpusFiles, unit: Unit, embedder: Embedder, out: Path, dtype: str) -> dict[str, Any]:
@@ -48,12 +52,13 @@ class UnitEmbedder:
     """Ray Data actor: loads the embedder once, then embeds the units of each batch (one per call)."""
 
     def __init__(self, corpus_root: str, out: str, spec: dict[str, Any], dtype: str, threads: int | None):
-        if threads:
+        if threads is not None:
             import torch
 
-            torch.set_num_threads(threads)
+            torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
         self.corpus, self.out, self.dtype = CorpusFiles.open(corpus_root), Path(out), dtype
         self.embedder = make_embedder(**spec)
+        self.logical_gpu = _logical_gpu_note()
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list]:
         names = []
@@ -61,7 +66,19 @@ class UnitEmbedder:
             unit = Unit(int(part), int(start), int(stop), str(name))
             embed_unit(self.corpus, unit, self.embedder, self.out, self.dtype)
             names.append(unit.name)
-        return {"name": names}
+        return {"name": names, "logical_gpu": [self.logical_gpu] * len(names)}
+
+
+def _logical_gpu_note() -> str:
+    """What to tell when Ray gave this actor a GPU that CUDA does not see (a node declaring ``GPU`` without
+    one, as a test cluster's): the embedding then runs on the CPU. Empty otherwise."""
+    import ray
+    import torch
+
+    gpus = ray.get_gpu_ids()
+    if not gpus or torch.cuda.is_available():
+        return ""
+    return f"GPU {gpus} assigned by Ray on node {ray.get_runtime_context().get_node_id()[:8]}, but no CUDA device is visible there: embedded on the CPU"
 
 
 def _run_ray(
@@ -81,20 +98,26 @@ def _run_ray(
 
     init_ray()  # a no-op when the caller already started or joined Ray
     items = [asdict(u) for u in pending]
-    ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-        UnitEmbedder,
-        fn_constructor_kwargs={
-            "corpus_root": str(corpus.root),
-            "out": str(out),
-            "spec": spec,
-            "dtype": dtype,
-            "threads": threads,
-        },
-        batch_size=1,
-        compute=ray.data.ActorPoolStrategy(size=min(workers, len(pending))),
-        num_cpus=num_cpus,
-        num_gpus=num_gpus,
-    ).materialize()
+    done = (
+        ray.data.from_items(items, override_num_blocks=len(items))
+        .map_batches(
+            UnitEmbedder,
+            fn_constructor_kwargs={
+                "corpus_root": str(corpus.root),
+                "out": str(out),
+                "spec": spec,
+                "dtype": dtype,
+                "threads": threads,
+            },
+            batch_size=1,
+            compute=ray.data.ActorPoolStrategy(size=min(workers, len(pending))),
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+        )
+        .materialize()
+    )
+    for note in sorted({row["logical_gpu"] for row in done.take_all()} - {""}):
+        logger.warning(note)
 
 
 def embed_corpus(
@@ -119,7 +142,8 @@ def embed_corpus(
 
     Args:
         embedder: an embedder, or its ``spec()`` (actors build their own copy from the spec).
-        threads: torch threads per CPU actor (None: ``num_cpus`` rounded, at least 1).
+        threads: torch threads per CPU actor (None: ``num_cpus`` rounded, at least 1; 0: every core of its
+            node, for one actor on a machine of its own).
         dtype: stored vector dtype, "float16" (half the disk) or "float32".
 
     Raises:
@@ -127,8 +151,8 @@ def embed_corpus(
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
-    if workers < 0:
-        raise ValueError(f"workers must be >= 0, got {workers}")
+    if workers < 0 or (threads is not None and threads < 0):
+        raise ValueError(f"workers and threads must be >= 0, got {workers} and {threads}")
     corpus, out = CorpusFiles.open(corpus_dir), Path(out_dir)
     spec = embedder if isinstance(embedder, dict) else embedder.spec()
     units = plan_units(corpus, rows_per_unit)

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sws.config import load_config, to_dict
-from sws.corpus.dump import plan_units
 from sws.corpus.multistream import pack_multistream
-from sws.corpus.shard import CorpusShardBuilder
+from tests.cluster.builds import assert_same_parts, corpus_in_process
 from tests.conftest import SAMPLE
 from tests.ray_cluster import assert_job_running, submit_job, wait_job
 
@@ -26,14 +24,6 @@ def _stats(out: Path) -> list[dict]:
         except (OSError, ValueError):  # written atomically, but the glob may race a rename
             pass
     return stats
-
-
-def _undisturbed(dump: Path, index: Path, out: Path) -> None:
-    """The same shards built one by one in this process, without Ray."""
-    plain = to_dict(load_config("local"))
-    builder = CorpusShardBuilder.from_options(out, plain["clean"], plain["chunk"])
-    for i, unit in enumerate(plan_units([str(dump)], [str(index)], 1)):
-        builder.build(i, unit)
 
 
 def test_corpus_job_survives_a_lost_worker_node(cluster, tmp_path):
@@ -67,9 +57,5 @@ def test_corpus_job_survives_a_lost_worker_node(cluster, tmp_path):
     # the head has no CPU; a shard the lost node had finished may be rebuilt (same bytes) by the other worker
     # when Ray reconstructs the lost task's output, so only the survivor may have built them all
     assert {s["node_id"] for s in stats} <= workers
-    _undisturbed(dump, index, tmp_path / "undisturbed")
-    for table in ("chunks", "docs", "redirects"):
-        parts = sorted(p.name for p in (out / table).glob("part-*.parquet"))
-        assert len(parts) == N_SHARDS
-        for name in parts:
-            assert (out / table / name).read_bytes() == (tmp_path / "undisturbed" / table / name).read_bytes()
+    corpus_in_process(dump, index, tmp_path / "undisturbed", streams_per_shard=1)
+    assert_same_parts(out, tmp_path / "undisturbed", N_SHARDS)
