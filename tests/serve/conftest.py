@@ -69,6 +69,18 @@ def server(serve_index, tmp_path_factory):
         process.stop()
 
 
+@pytest.fixture(scope="session")
+def proxy_server(serve_index, tmp_path_factory):
+    """``sws serve`` on Serve's Python proxy ingress, query embeddings in the replica, no token: the other
+    ingress mode, shared by its tests (``test_served.py``, ``test_slow_clients.py``)."""
+    from serve.launch import ServeProcess
+
+    log = tmp_path_factory.mktemp("proxy-serve-log") / "serve.log"
+    args = ["--ingress", "proxy", "--no-batching", "--num-cpus", "2"]
+    with ServeProcess(serve_index, args=args, log_path=log) as process:
+        yield process
+
+
 def run_driver(ray_address: str, code: str, *args: str, timeout_s: float = 180.0):
     """Run ``code`` in a fresh Python process connected to the server's Ray; its last stdout line is JSON."""
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(REPO)}

@@ -295,6 +295,9 @@ def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
         "/call": {"name": "search", "arguments": json.dumps({"query": "Sudan history", "method": "rrf"})},
         "/retrieve": {"queries": ["Sudan history", "Pasadena bridge"], "method": "rrf"},
     }
+    with httpx.Client(timeout=60, trust_env=False) as client:  # an app without MCP (`sws serve --no-mcp`)
+        assert client.get(f"{server.url}/tight/info", headers=AUTH).json()["mcp"] is False
+        assert client.post(f"{server.url}/tight/mcp", headers=AUTH, json={}).status_code == 404
     for path, body in bodies.items():
         with httpx.Client(timeout=60, trust_env=False) as client:
             assert client.post(f"{server.url}/tight{path}", headers=AUTH, json=body).status_code == 200
@@ -316,19 +319,14 @@ def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
 
 
 @pytest.mark.slow
-def test_python_proxy_ingress_without_batching(serve_index, engine, local_tools, tmp_path):
+def test_python_proxy_ingress_without_batching(proxy_server, engine, local_tools):
     """The other ingress mode (Serve's Python proxy) and in-replica query embeddings: same text."""
-    from serve.launch import ServeProcess
-
-    args = ["--ingress", "proxy", "--no-batching", "--no-mcp", "--num-cpus", "2"]
-    with ServeProcess(serve_index, args=args, log_path=tmp_path / "serve.log") as server:
-        info = httpx.get(f"{server.url}/info", timeout=60).json()
-        assert info["auth"] is False and info["embedding"]["batching"] is False and info["mcp"] is False
-        tools = HttpTools(server.url, policy=RetryPolicy(timeout_s=60))
-        for name, arguments in tool_cases(engine)[::2]:
-            assert tools.call_tool(name, arguments or "{}") == local_tools.call_tool(name, arguments)
-        response = httpx.post(
-            f"{server.url}/call", content=b"{", headers={"content-type": "application/json"}
-        )
-        assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
-        assert httpx.post(f"{server.url}/mcp", json={}).status_code == 404
+    info = httpx.get(f"{proxy_server.url}/info", timeout=60).json()
+    assert info["auth"] is False and info["embedding"]["batching"] is False and info["mcp"] is True
+    tools = HttpTools(proxy_server.url, policy=RetryPolicy(timeout_s=60))
+    for name, arguments in tool_cases(engine)[::2]:
+        assert tools.call_tool(name, arguments or "{}") == local_tools.call_tool(name, arguments)
+    response = httpx.post(
+        f"{proxy_server.url}/call", content=b"{", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"

@@ -96,17 +96,26 @@ async def attack_and_probe(url: str, port: int) -> tuple[Counter[str], httpx.Res
     return Counter(await asyncio.gather(*clients)), probe
 
 
-@pytest.mark.parametrize("ingress", ["haproxy", "proxy"])
-def test_slow_clients_are_dropped_and_searches_answered(serve_index, local_tools, tmp_path, ingress):
-    raise_fd_limit(SLOW_CLIENTS + 1024)
-    args = ["--ingress", ingress, "--no-batching", "--num-cpus", "2"]
+@pytest.fixture(params=["haproxy", "proxy"])
+def slow_target(request, serve_index, tmp_path):
+    """A token-less ``sws serve`` in each ingress mode (the proxy one is the session's ``proxy_server``)."""
+    if request.param == "proxy":
+        yield request.getfixturevalue("proxy_server")
+        return
+    args = ["--ingress", "haproxy", "--no-batching", "--num-cpus", "2"]
     with ServeProcess(serve_index, args=args, log_path=tmp_path / "serve.log") as server:
-        stream = open_mcp_stream(server.port)
-        try:
-            outcomes, probe = asyncio.run(attack_and_probe(server.url, server.port))
-            stream_open = still_open(stream)
-        finally:
-            stream.close()
+        yield server
+
+
+def test_slow_clients_are_dropped_and_searches_answered(slow_target, local_tools):
+    raise_fd_limit(SLOW_CLIENTS + 1024)
+    server = slow_target
+    stream = open_mcp_stream(server.port)
+    try:
+        outcomes, probe = asyncio.run(attack_and_probe(server.url, server.port))
+        stream_open = still_open(stream)
+    finally:
+        stream.close()
     assert probe.status_code == 200, probe.text
     assert probe.json()["content"] == local_tools.call_tool("search", json.dumps(PROBE))
     cap = ServeConfig().max_connections_per_source
