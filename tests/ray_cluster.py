@@ -107,14 +107,15 @@ class LoopbackCluster:
     address and ports, with a custom resource ``node_<name>``."""
 
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short paths
-    nodes: list[Node] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)  # the nodes not killed
+    started: int = 0  # nodes started so far: each gets its own address and ports
     gcs_address: str = ""
     dashboard_url: str = ""
 
     def _start(self, name: str, cpus: int, extra: list[str], env: dict[str, str] | None = None) -> Node:
         resource = f"node_{name}"
-        low = 20000 + 1000 * len(self.nodes)
-        ip = f"127.0.0.{2 + len(self.nodes)}"
+        low, ip = 20000 + 1000 * self.started, f"127.0.0.{2 + self.started}"
+        self.started += 1
         command = node_command(ip, self.temp_dir, {"CPU": cpus, resource: 1}, low, extra)
         log = open(Path(self.temp_dir) / f"start-{name}.log", "wb")  # noqa: SIM115
         process = subprocess.Popen(
@@ -204,9 +205,6 @@ class LoopbackCluster:
             return {}
         return json.loads(done.stdout.strip().splitlines()[-1])
 
-    def node_named(self, node_id: str) -> Node:
-        return next(node for node in self.nodes if node.node_id == node_id)
-
     def kill(self, node: Node) -> None:
         """SIGKILL the node's whole process tree (raylet, its workers, agents): the machine is gone."""
         for proc in node.tree():
@@ -215,6 +213,15 @@ class LoopbackCluster:
             except psutil.NoSuchProcess:
                 pass
         node.process.wait(30)
+        self.nodes.remove(node)
+
+    def workers(self) -> list[Node]:
+        return [node for node in self.nodes if node.name != "head"]
+
+    def replace_lost(self, workers: int, cpus: int = 1) -> None:
+        """Add workers until ``workers`` are alive (after a test killed some)."""
+        while len(self.workers()) < workers:
+            self.add_worker(f"w{self.started}", cpus)
 
     def stop(self) -> None:
         """Kill every node, the autoscaler's and the workers before the head, and remove the temp dir."""

@@ -38,14 +38,14 @@ def test_corpus_job_survives_a_lost_worker_node(cluster, tmp_path):
         "dump.streams_per_shard=1",
     ]
     job = submit_job(cluster.dashboard_url, entrypoint)
-    workers = {n.node_id for n in cluster.nodes if n.name != "head"}
+    workers = {n.node_id for n in cluster.workers()}
     deadline = time.monotonic() + 300
     while {s["node_id"] for s in _stats(out)} != workers:  # both workers have built a shard
         assert time.monotonic() < deadline, f"shards not built on both worker nodes: {_stats(out)}"
         assert_job_running(cluster.dashboard_url, job)
         time.sleep(0.2)
     built_before = len(_stats(out))
-    cluster.kill(cluster.nodes[1])
+    cluster.kill(cluster.workers()[0])
     status, logs = wait_job(cluster.dashboard_url, job)
     if status != "SUCCEEDED":  # the documented recovery: resubmit, finished shards are kept
         status, logs = wait_job(cluster.dashboard_url, submit_job(cluster.dashboard_url, entrypoint))

@@ -45,7 +45,7 @@ def test_eval_job_records_every_item_once_after_a_lost_worker_node(cluster, lead
             "eval.episodes_per_worker=4",
         ]
         job = submit_job(cluster.dashboard_url, entrypoint)
-        workers = {n.node_id for n in cluster.nodes if n.name != "head"}
+        workers = {n.node_id for n in cluster.workers()}
         deadline = time.monotonic() + 300
         while set(_workers(cluster).values()) != workers or server.llm.stats["requests"] < 10:
             assert time.monotonic() < deadline, (
@@ -53,7 +53,7 @@ def test_eval_job_records_every_item_once_after_a_lost_worker_node(cluster, lead
             )
             assert_job_running(cluster.dashboard_url, job)
             time.sleep(0.5)
-        cluster.kill(cluster.nodes[1])
+        cluster.kill(cluster.workers()[0])
         assert server.llm.stats["requests"] < 2 * N_ITEMS  # mid-run: each episode asks twice
         status, logs = wait_job(cluster.dashboard_url, job)
         if status != "SUCCEEDED":  # the documented recovery: rerun, recorded items are skipped

@@ -54,7 +54,8 @@ def _wait(condition, what: str, timeout_s: float = 180.0):
 
 
 def test_serve_survives_a_lost_worker_node_under_load(cluster, leads_root, tmp_path):
-    a, b = (n.node_id for n in cluster.nodes[1:])
+    doomed, survivor = cluster.workers()
+    a, b = doomed.node_id, survivor.node_id
     args = ["--ray-address", cluster.gcs_address, "--ingress", "proxy", "--replicas", "2", "--no-batching"]
     with ServeProcess(leads_root / "index", args=args, log_path=tmp_path / "serve.log") as server:
         _wait(lambda: _replica_nodes(cluster) == sorted([a, b]), "a replica on each worker node")
@@ -63,7 +64,7 @@ def test_serve_survives_a_lost_worker_node_under_load(cluster, leads_root, tmp_p
 
         def kill_once(answers) -> None:
             if not killed_at and len(answers) >= BEFORE_KILL:
-                cluster.kill(cluster.nodes[1])
+                cluster.kill(doomed)
                 killed_at.append(time.perf_counter())
 
         def enough(mine) -> bool:
