@@ -40,7 +40,12 @@ def test_quickstart_evaluates_and_judges_with_the_served_smollm2(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output[-3000:]
     out = result.output
-    for step in ("[1/6] corpus", "[3/6] the tools", "[4/6] serving the tools", "[5/6] the model: smollm2"):
+    for step in (
+        "[1/6] corpus",
+        "[3/6] the tools",
+        "[4/6] the model: smollm2",
+        "[5/6] serving the tools and the model",
+    ):
         assert step in out
     assert f"present: {smollm2_cache / 'models' / 'smollm2'}" in out  # the session's conversion, verified
     assert f"{MODEL} on vLLM (cpu) ready at http://127.0.0.1:" in out and "[6/6] evaluation" in out

