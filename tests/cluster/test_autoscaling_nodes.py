@@ -23,13 +23,13 @@ from sws.index.embed_job import embed_corpus
 from sws.stages import embedder_spec
 from tests.cluster.builds import assert_same_parts, corpus_in_process
 from tests.cluster.loopback_provider import NODE_TYPE_LABEL, cluster_yaml, loopback_config
-from tests.conftest import SAMPLE
+from tests.conftest import DATA
 from tests.ray_cluster import LoopbackCluster, submit_job, wait_job
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 IDLE_TIMEOUT_MIN = 0.25
-STREAMS_PER_SHARD = 4  # 42 streams of 5 pages: 11 shards, more CPUs than two 2-CPU workers have
-SHARDS = 11
+DUMP = DATA / "dumpster-dive_tinywiki-pages-articles.xml"  # 8 real pages: the jobs are about nodes, not size
+SHARDS = 8  # a page per shard: more CPUs than two 2-CPU workers have
 
 
 class NodeWatch(threading.Thread):
@@ -80,7 +80,7 @@ def test_autoscaler_adds_cpu_then_gpu_workers_for_jobs_and_removes_them_when_idl
     cluster = autoscaling_cluster
     watch = NodeWatch(cluster.dashboard_url)
     watch.start()
-    dump, index, _ = pack_multistream(SAMPLE, tmp_path / "s-multistream.xml.bz2", pages_per_stream=5)
+    dump, index, _ = pack_multistream(DUMP, tmp_path / "s-multistream.xml.bz2", pages_per_stream=1)
     corpus, vectors = tmp_path / "corpus", tmp_path / "vectors"
     try:
         started = time.monotonic()
@@ -90,7 +90,7 @@ def test_autoscaler_adds_cpu_then_gpu_workers_for_jobs_and_removes_them_when_idl
             f"--dump={dump}",
             f"--multistream-index={index}",
             f"--out={corpus}",
-            f"dump.streams_per_shard={STREAMS_PER_SHARD}",
+            "dump.streams_per_shard=1",
         ]
         status, logs = wait_job(cluster.dashboard_url, submit_job(cluster.dashboard_url, build))
         assert status == "SUCCEEDED", logs[-3000:]
@@ -121,7 +121,7 @@ def test_autoscaler_adds_cpu_then_gpu_workers_for_jobs_and_removes_them_when_idl
         watch.done.set()
     print(f"idle workers removed {time.monotonic() - idle:.0f} s after the last job")
 
-    corpus_in_process(dump, index, tmp_path / "in-process", STREAMS_PER_SHARD)
+    corpus_in_process(dump, index, tmp_path / "in-process", streams_per_shard=1)
     assert_same_parts(corpus, tmp_path / "in-process", SHARDS)
     in_process = tmp_path / "vectors-in-process"
     embed_corpus(corpus, in_process, embedder_spec(load_config("local").embedder), workers=0)
