@@ -13,6 +13,7 @@ It runs inside the head's autoscaler (the ``monitor`` process), imported as
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 from pathlib import Path
@@ -164,12 +165,7 @@ class LoopbackNodeProvider(NodeProvider):
         for _ in range(count):
             self._launch(tags, resources, labels)
 
-    def create_node(self, node_config: dict[str, Any], tags: dict[str, str], count: int) -> None:
-        raise NotImplementedError("nodes need their type's resources: create_node_with_resources_and_labels")
-
     def _launch(self, tags: dict[str, str], resources: dict[str, float], labels: dict[str, str]) -> None:
-        import json
-
         with self.lock:
             n, self.launched = self.launched, self.launched + 1
             node_id = f"node-{n}"
