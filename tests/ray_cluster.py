@@ -190,7 +190,7 @@ class LoopbackCluster:
         code = (
             "import json, ray\n"
             f"ray.init(address={self.gcs_address!r}, log_to_driver=False, logging_level='ERROR')\n"
-            "print(json.dumps({r: n['NodeID'] for n in ray.nodes() if n['Alive'] "
+            "print('NODES', json.dumps({r: n['NodeID'] for n in ray.nodes() if n['Alive'] "
             "for r in n['Resources'] if r.startswith('node_')}))\n"
         )
         done = subprocess.run(
@@ -203,7 +203,11 @@ class LoopbackCluster:
         )
         if done.returncode != 0:
             return {}
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        # Ray may print warnings of its own after it (a lost node's lagging heartbeats)
+        (nodes,) = [
+            line.removeprefix("NODES ") for line in done.stdout.splitlines() if line.startswith("NODES ")
+        ]
+        return json.loads(nodes)
 
     def kill(self, node: Node) -> None:
         """SIGKILL the node's whole process tree (raylet, its workers, agents): the machine is gone."""
