@@ -108,7 +108,8 @@ class LoopbackCluster:
 
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short paths
     nodes: list[Node] = field(default_factory=list)  # the nodes not killed
-    started: int = 0  # nodes started so far: each gets its own address and ports
+    # nodes started so far: node n is 127.0.0.(2 + n), ports 20000 + 1000 n (an autoscaler's: .20+, 30000+)
+    started: int = 0
     gcs_address: str = ""
     dashboard_url: str = ""
 
