@@ -3,8 +3,8 @@ six QA sets, ``topk`` 3.
 
 1. ``batched``: one request of ``--batch`` (512) queries, per method, against ``SearchEngine.batch_search`` of
    the same queries in this process (the ``floor``, its rounds alternating with the served ones while the
-   service is up) and against the same queries sent one request at a time by one client (``sequential``). Goals: batched served >= 0.8x the floor; >= 5x the sequential rate for
-   vector and rrf.
+   service is up) and against the same queries sent one request at a time by one client (``sequential``).
+   Goals: batched served >= 0.8x the floor; >= 5x the sequential rate for vector and rrf.
 2. ``concurrent``: ``--clients`` (1 024) closed-loop clients sending one query each (rLLM's and SkyRL's form)
    for ``--seconds`` (30) after a 10 s warm-up, rrf. Goal: 0 failed; QPS against the floor reported.
 3. ``fault``: the same load with one of 2 retrieval replicas SIGKILLed after ``--kill-after`` s. Goal: <= 1%
