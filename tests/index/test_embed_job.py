@@ -78,3 +78,14 @@ def test_ray_data_actor_pool_gives_the_same_shards(corpus, tmp_path, ray_local):
     )
     for a, b in zip(local.iter_blocks(), remote.iter_blocks()):
         np.testing.assert_allclose(a, b, atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"), [({"workers": -1}, "-1 and None"), ({"threads": -2}, "1 and -2")]
+)
+def test_negative_workers_or_threads_are_refused_before_anything_is_written(
+    corpus, tmp_path, embedder, options, message
+):
+    with pytest.raises(ValueError, match=f"workers and threads must be >= 0, got {message}"):
+        embed_corpus(corpus, tmp_path / "vectors", embedder, **options)
+    assert not (tmp_path / "vectors").exists()
