@@ -9,12 +9,12 @@ worker node's Serve proxy gets its own port, so the head's is the one at ``http_
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,12 +30,6 @@ REPO = Path(__file__).resolve().parents[1]
 AUTOSCALED = "autoscaled"  # under a cluster's temp dir: a PID file per node its autoscaler started
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def ray_env() -> dict[str, str]:
     """The environment for ``ray`` commands and drivers: no token auth, no usage stats, no inherited address,
     cluster mode."""
@@ -48,9 +42,27 @@ def ray_env() -> dict[str, str]:
     return env
 
 
-def node_command(ip: str, temp_dir: str, resources: dict[str, float], worker_port_low: int, extra=()) -> list:
-    """``ray start --block`` of one node on loopback address ``ip`` with its own ports; ``resources`` may
-    hold ``CPU`` and ``GPU`` (logical: a ``GPU`` node here has no device)."""
+# a node's block of ports: its worker processes' first, then one per listener; every block lies below the
+# kernel's ephemeral range (32768+), so no outgoing connection can take a port between its choice and the
+# node's bind (the race of picking a free port and releasing it), and below 30000, where Serve's HAProxy
+# ingress puts its replicas' HTTP servers (serve/README.md "Ports")
+BLOCK, WORKER_PORTS = 250, 230
+LISTENERS = (
+    *("node-manager", "object-manager", "agent", "agent-grpc", "runtime-env-agent", "metrics"),
+    *("serve-proxy", "gcs", "dashboard", "client-server"),
+)
+FIRST_BLOCK_PORT, BLOCKS = 20000, 16  # LoopbackCluster's nodes: 20000-23999 (an autoscaler's: 24000+)
+_blocks = itertools.count()  # a session never reuses a block (nor its loopback address)
+
+
+def node_port(low: int, listener: str) -> int:
+    """The port of ``listener`` on the node whose block starts at ``low``."""
+    return low + WORKER_PORTS + LISTENERS.index(listener)
+
+
+def node_command(ip: str, temp_dir: str, resources: dict[str, float], low: int, extra=()) -> list:
+    """``ray start --block`` of one node on loopback address ``ip`` with the ports of its block from
+    ``low``; ``resources`` may hold ``CPU`` and ``GPU`` (logical: a ``GPU`` node here has no device)."""
     custom = {k: v for k, v in resources.items() if k not in ("CPU", "GPU")}
     return [
         str(BIN / "ray"),
@@ -61,27 +73,35 @@ def node_command(ip: str, temp_dir: str, resources: dict[str, float], worker_por
         f"--num-gpus={int(resources.get('GPU', 0))}",
         f"--resources={json.dumps(custom)}",
         f"--temp-dir={temp_dir}",
-        f"--node-manager-port={free_port()}",
-        f"--object-manager-port={free_port()}",
-        f"--min-worker-port={worker_port_low}",
-        f"--max-worker-port={worker_port_low + 999}",
+        f"--node-manager-port={node_port(low, 'node-manager')}",
+        f"--object-manager-port={node_port(low, 'object-manager')}",
+        f"--min-worker-port={low}",
+        f"--max-worker-port={low + WORKER_PORTS - 1}",
         # own agent ports: the defaults (52365, ...) clash between nodes and with other local Rays
-        f"--dashboard-agent-listen-port={free_port()}",
-        f"--dashboard-agent-grpc-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
+        f"--dashboard-agent-listen-port={node_port(low, 'agent')}",
+        f"--dashboard-agent-grpc-port={node_port(low, 'agent-grpc')}",
+        f"--runtime-env-agent-port={node_port(low, 'runtime-env-agent')}",
+        f"--metrics-export-port={node_port(low, 'metrics')}",
         "--object-store-memory=100000000",
         *extra,
     ]
 
 
-def node_env(head: bool) -> dict[str, str]:
+def node_env(head: bool, low: int) -> dict[str, str]:
     """A node's environment: :func:`ray_env`, and a worker's Serve proxy off the head's HTTP port (one
     machine)."""
     env = ray_env()
     if not head:
-        env["RAY_SERVE_WORKER_PROXY_HTTP_PORT"] = str(free_port())
+        env["RAY_SERVE_WORKER_PROXY_HTTP_PORT"] = str(node_port(low, "serve-proxy"))
     return env
+
+
+def start_log_tail(path: Path, lines: int = 30) -> str:
+    """The last lines of a node's ``ray start`` log, for an error that says why it exited."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(no log: {exc})"
 
 
 @dataclass
@@ -108,21 +128,26 @@ class LoopbackCluster:
 
     temp_dir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short paths
     nodes: list[Node] = field(default_factory=list)  # the nodes not killed
-    # nodes started so far: node n is 127.0.0.(2 + n), ports 20000 + 1000 n (an autoscaler's: .20+, 30000+)
-    started: int = 0
+    started: int = 0  # nodes started so far (each on the session's next loopback address and port block)
     gcs_address: str = ""
     dashboard_url: str = ""
 
-    def _start(self, name: str, cpus: int, extra: list[str], env: dict[str, str] | None = None) -> Node:
-        resource = f"node_{name}"
-        low, ip = 20000 + 1000 * self.started, f"127.0.0.{2 + self.started}"
+    def _place(self) -> tuple[str, int]:
+        """The next node's loopback address and the start of its block of ports."""
+        block = next(_blocks)
+        if block >= BLOCKS:
+            raise RuntimeError(f"a session's loopback clusters have {BLOCKS} node places; all are used")
+        return f"127.0.0.{2 + block}", FIRST_BLOCK_PORT + BLOCK * block
+
+    def _start(self, name: str, cpus: int, place: tuple[str, int], extra: list[str], env=None) -> Node:
+        (ip, low), resource = place, f"node_{name}"
         self.started += 1
         command = node_command(ip, self.temp_dir, {"CPU": cpus, resource: 1}, low, extra)
         log = open(Path(self.temp_dir) / f"start-{name}.log", "wb")  # noqa: SIM115
         process = subprocess.Popen(
             command,
             cwd=REPO,
-            env=node_env(head="--head" in extra) | (env or {}),
+            env=node_env(head="--head" in extra, low=low) | (env or {}),
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -140,8 +165,9 @@ class LoopbackCluster:
     def start_head(self, cpus: int = 1, autoscaling: Callable[[str], dict] | None = None) -> Node:
         """The head; with ``autoscaling`` (the config for a GCS address) its autoscaler adds and removes
         nodes, checking every second."""
-        port, dashboard = free_port(), free_port()
-        self.gcs_address = f"127.0.0.2:{port}"
+        ip, low = place = self._place()
+        dashboard = node_port(low, "dashboard")
+        self.gcs_address = f"{ip}:{node_port(low, 'gcs')}"
         self.dashboard_url = f"http://127.0.0.1:{dashboard}"
         extra, env = [], {}
         if autoscaling:
@@ -151,13 +177,14 @@ class LoopbackCluster:
         node = self._start(
             "head",
             cpus,
+            place,
             [
                 "--head",
-                f"--port={port}",
+                f"--port={node_port(low, 'gcs')}",
                 "--include-dashboard=true",  # the job agent of `ray job submit`
                 "--dashboard-host=127.0.0.1",
                 f"--dashboard-port={dashboard}",
-                f"--ray-client-server-port={free_port()}",
+                f"--ray-client-server-port={node_port(low, 'client-server')}",
                 *extra,
             ],
             env,
@@ -166,7 +193,7 @@ class LoopbackCluster:
         return node
 
     def add_worker(self, name: str, cpus: int = 1) -> Node:
-        node = self._start(name, cpus, [f"--address={self.gcs_address}"])
+        node = self._start(name, cpus, self._place(), [f"--address={self.gcs_address}"])
         self.wait_nodes()
         return node
 
@@ -176,7 +203,8 @@ class LoopbackCluster:
         while True:
             for node in self.nodes:
                 if node.process.poll() is not None:
-                    raise RuntimeError(f"ray start of {node.name} exited; see {self.temp_dir}/start-*.log")
+                    log = Path(self.temp_dir) / f"start-{node.name}.log"
+                    raise RuntimeError(f"ray start of {node.name} exited; {log}:\n{start_log_tail(log)}")
             alive = self._alive_nodes()
             for node in self.nodes:
                 node.node_id = alive.get(node.resource)

@@ -31,11 +31,12 @@ from ray.autoscaler.tags import (
     TAG_RAY_USER_NODE_TYPE,
 )
 
-from tests.ray_cluster import AUTOSCALED, REPO, node_command, node_env, stop_tree
+from tests.ray_cluster import AUTOSCALED, BLOCK, REPO, node_command, node_env, stop_tree
 
 HEAD_ID = "head"
 NODE_TYPE_LABEL = "sws-node-type"  # each node's type, as a Ray node label (the state API lists it)
-FIRST_IP, FIRST_PORT = 20, 30000  # autoscaled node n: 127.0.0.(20 + n), worker ports 30000 + 1000 n ...
+# autoscaled node n: 127.0.0.(20 + n), its port block from 24000 + BLOCK n, below 30000 (Serve's, as above)
+FIRST_IP, FIRST_PORT, LAST_PORT = 20, 24000, 30000
 
 
 def loopback_config(
@@ -170,12 +171,13 @@ class LoopbackNodeProvider(NodeProvider):
             n, self.launched = self.launched, self.launched + 1
             node_id = f"node-{n}"
             extra = [f"--address={self.provider_config['gcs_address']}", f"--labels={json.dumps(labels)}"]
-            command = node_command(
-                f"127.0.0.{FIRST_IP + n}", self.temp_dir, resources, FIRST_PORT + 1000 * n, extra
-            )
+            low = FIRST_PORT + BLOCK * n
+            if low + BLOCK > LAST_PORT:
+                raise RuntimeError(f"the loopback provider has no port block for a node {n + 1}")
+            command = node_command(f"127.0.0.{FIRST_IP + n}", self.temp_dir, resources, low, extra)
             log = open(Path(self.temp_dir) / f"start-{node_id}.log", "wb")  # noqa: SIM115
             process = subprocess.Popen(
-                command, cwd=REPO, env=node_env(head=False), stdout=log, stderr=subprocess.STDOUT
+                command, cwd=REPO, env=node_env(head=False, low=low), stdout=log, stderr=subprocess.STDOUT
             )
             (self.pid_dir / f"{node_id}.pid").write_text(str(process.pid))
             self.nodes[node_id] = {
