@@ -3,15 +3,19 @@
 QPS and p99 per second, as JSON lines and a PNG plot; time to scale up (load start to ``max_replicas``
 running), time to scale down (load end to ``min_replicas``), failed requests (goal 0).
 
+First, the measurement ``target_ongoing_requests`` is chosen from: one fixed replica's QPS and p99 at 1, 2, 4,
+... closed-loop clients (its ongoing requests); the knee is the least that reaches 90 % of the peak QPS: more
+requests per replica only queue, so above it a new replica is what adds throughput.
+
     python benchmarks/serve_autoscale.py [--clients 256] [--seconds 60] [--plot sws-out/bench/serve_autoscale.png]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -21,21 +25,20 @@ from serve_common import agent_queries, emit, json_stdout, sample_index
 from serve_load import TOKEN
 
 from serve.launch import ServeProcess
-from serve.status import replica_states
+from serve.status import StatusWatch
 from sws.config import AutoscalingSettings
 
+KNEE_SHARE = 0.9  # of the peak QPS: the knee of one replica's sweep
 METRICS_PUSH_S = "1"  # replicas' autoscaling metrics (Ray's default 10 s: a minute's profile would miss them)
 
 
-def replica_samples(server: ServeProcess, stop: threading.Event, out: list[tuple[float, int]], t0: float):
-    """Append ``(seconds since t0, running RetrievalIngress replicas)`` about every second until ``stop``."""
-    while not stop.is_set():
-        try:
-            states = replica_states(server.ready["ray_address"], "RetrievalIngress")
-            out.append((time.perf_counter() - t0, states.get("RUNNING", 0)))
-        except (RuntimeError, KeyError, OSError):  # a status read that failed under load: no sample
-            pass
-        stop.wait(1.0)
+def replica_samples(watch: StatusWatch, t0: float) -> list[tuple[float, int]]:
+    """``(seconds since t0, running RetrievalIngress replicas)`` of every sample of the watch."""
+    return [
+        (at - t0, status["sws"]["deployments"]["RetrievalIngress"]["replicas"].get("RUNNING", 0))
+        for at, status in watch.samples
+        if "RetrievalIngress" in status.get("sws", {}).get("deployments", {})
+    ]
 
 
 def per_second(timeline: list[tuple[float, int, float | None]], offset: float) -> list[dict]:
@@ -56,6 +59,21 @@ def per_second(timeline: list[tuple[float, int, float | None]], offset: float) -
             }
         )
     return rows
+
+
+def knee(rows: list[dict]) -> int:
+    """The least client count whose QPS reaches ``KNEE_SHARE`` of the sweep's peak."""
+    peak = max(row["qps"] for row in rows)
+    return min(row["clients"] for row in rows if row["qps"] >= KNEE_SHARE * peak)
+
+
+def replica_sweep(index: Path, requests: list, levels: list[int], seconds: float) -> list[dict]:
+    """One fixed replica's load summary at each client count (after an unmeasured warm-up)."""
+    with ServeProcess(
+        index, token=TOKEN, args=["--num-cpus", "2"], log_path=str(index) + "-knee.log"
+    ) as server:
+        load(server.url, requests, clients=max(levels), seconds=seconds / 2)
+        return [load(server.url, requests, clients=c, seconds=seconds).summary() for c in levels]
 
 
 def first_at(samples: list[tuple[float, int]], after: float, test) -> float | None:
@@ -97,10 +115,12 @@ def main() -> int:
     parser.add_argument("--max-replicas", type=int, default=2)
     parser.add_argument("--settle", type=float, default=300.0, help="at most this long to scale back down")
     parser.add_argument("--plot", type=Path, default=Path("sws-out/bench/serve_autoscale.png"))
-    parser.add_argument("--quick", action="store_true", help="64 clients, 30 s of load")
+    parser.add_argument("--sweep", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64, 128])
+    parser.add_argument("--sweep-seconds", type=float, default=10.0, help="of load per client count")
+    parser.add_argument("--quick", action="store_true", help="64 clients, 30 s of load; a sweep to 64 of 5 s")
     args = parser.parse_args()
     if args.quick:
-        args.clients, args.seconds = 64, 30.0
+        args.clients, args.seconds, args.sweep, args.sweep_seconds = 64, 30.0, [1, 4, 16, 64], 5.0
     json_stdout()
     os.environ.setdefault("RAY_SERVE_REPLICA_AUTOSCALING_METRIC_PUSH_INTERVAL_S", METRICS_PUSH_S)
     os.environ.setdefault("RAY_SERVE_HANDLE_AUTOSCALING_METRIC_PUSH_INTERVAL_S", METRICS_PUSH_S)
@@ -109,30 +129,33 @@ def main() -> int:
         ("/call", {"name": "search", "arguments": json.dumps({"query": q, "top_k": 5, "method": "rrf"})})
         for q in agent_queries("questions", 256)
     ]
+    sweep = replica_sweep(index, requests, sorted(args.sweep), args.sweep_seconds)
+    emit(
+        "serve_autoscale",
+        "knee",
+        share_of_peak=KNEE_SHARE,
+        knee_clients=knee(sweep),
+        target_ongoing_requests=AutoscalingSettings().target_ongoing_requests,
+        sweep=[{k: row[k] for k in ("clients", "qps", "p50_ms", "p99_ms", "failed")} for row in sweep],
+    )
     serve_args = [
         "--num-cpus",
         "2",
         "serve.replicas.min_replicas=1",
         f"serve.replicas.max_replicas={args.max_replicas}",
     ]
-    with ServeProcess(index, token=TOKEN, args=serve_args, log_path=str(index) + "-autoscale.log") as server:
-        samples: list[tuple[float, int]] = []
-        stop, t0 = threading.Event(), time.perf_counter()
-        sampler = threading.Thread(target=replica_samples, args=(server, stop, samples, t0))
-        sampler.start()
-        try:
-            time.sleep(args.idle)
-            load_start = time.perf_counter() - t0
-            result = load(server.url, requests, clients=args.clients, seconds=args.seconds, token=TOKEN)
-            load_end = time.perf_counter() - t0
-            deadline = time.monotonic() + args.settle
-            while time.monotonic() < deadline and not (
-                samples and samples[-1][0] > load_end and samples[-1][1] == 1
-            ):
-                time.sleep(1.0)
-        finally:
-            stop.set()
-            sampler.join()
+    with (
+        ServeProcess(index, token=TOKEN, args=serve_args, log_path=str(index) + "-autoscale.log") as server,
+        StatusWatch(server.ready["ray_address"], interval_s=1.0) as watch,
+    ):
+        t0 = time.monotonic()
+        time.sleep(args.idle)
+        load_start = time.monotonic() - t0
+        result = load(server.url, requests, clients=args.clients, seconds=args.seconds, token=TOKEN)
+        load_end = time.monotonic() - t0
+        with contextlib.suppress(TimeoutError):  # not back down within --settle: no scale-down time
+            watch.wait(lambda states: states == {"RUNNING": 1}, "RetrievalIngress", args.settle)
+        samples = replica_samples(watch, t0)
     rows = per_second(result.timeline, load_start)
     up_s = first_at(samples, load_start, lambda n: n >= args.max_replicas)
     down_s = first_at(samples, load_end, lambda n: n == 1)

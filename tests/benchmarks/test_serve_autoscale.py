@@ -1,5 +1,5 @@
 """``benchmarks/serve_autoscale.py``'s series: per-second QPS, p99 and failures of the load's timeline, and the
-scale-up/down times read from the replica samples."""
+scale-up/down times read from the replica samples, and the knee of one replica's sweep."""
 
 from __future__ import annotations
 
@@ -22,3 +22,10 @@ def test_scale_times_are_from_the_first_sample_that_reached_the_count(after, wan
     samples = [(0.0, 1), (6.0, 1), (9.0, 2), (11.0, 2), (15.0, 1)]
     reached = bench_module("serve_autoscale").first_at(samples, after, lambda n: n == want)
     assert reached == expected
+
+
+def test_the_knee_is_the_least_client_count_at_nine_tenths_of_the_peak():
+    sweep = [
+        {"clients": c, "qps": q} for c, q in [(1, 20.0), (4, 70.0), (16, 91.0), (64, 100.0), (128, 96.0)]
+    ]
+    assert bench_module("serve_autoscale").knee(sweep) == 16

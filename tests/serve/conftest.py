@@ -50,9 +50,10 @@ def local_tools(engine):
     return WikiTools(engine)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(serve_index, tmp_path_factory):
-    """``sws serve`` (HAProxy ingress, 2 retrieval replicas, batched embeddings, bearer token)."""
+    """``sws serve`` (HAProxy ingress, 2 retrieval replicas, batched embeddings, bearer token), stopped after
+    this package (an idle Serve still costs a share of a core)."""
     from serve.launch import ServeProcess
 
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
@@ -69,7 +70,7 @@ def server(serve_index, tmp_path_factory):
         process.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def proxy_server(serve_index, tmp_path_factory):
     """``sws serve`` on Serve's Python proxy ingress, query embeddings in the replica, no token: the other
     ingress mode, shared by its tests (``test_served.py``, ``test_slow_clients.py``)."""

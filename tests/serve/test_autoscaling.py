@@ -13,7 +13,7 @@ import time
 import pytest
 
 from serve.launch import ServeProcess
-from serve.status import replica_states
+from serve.status import StatusWatch
 from tests.serve.cases import QUERIES
 from tests.serve.conftest import TOKEN
 from tests.serve.counted_load import Answer, run_closed_loop, summary
@@ -32,13 +32,9 @@ CLIENTS = 32
 GUARD_S = 240.0
 
 
-def wait_replicas(server: ServeProcess, running: int) -> float:
-    """Seconds until exactly ``running`` replicas run and none starts or stops."""
-    start = time.monotonic()
-    while (states := replica_states(server.ready["ray_address"], "RetrievalIngress")) != {"RUNNING": running}:
-        assert time.monotonic() - start < GUARD_S, (running, states)
-        time.sleep(0.5)
-    return time.monotonic() - start
+def wait_replicas(watch: StatusWatch, running: int) -> None:
+    """Until exactly ``running`` replicas run and none starts or stops."""
+    watch.wait(lambda states: states == {"RUNNING": running}, "RetrievalIngress", GUARD_S)
 
 
 def test_replicas_scale_up_under_load_and_drain_down_without_a_failed_request(
@@ -57,8 +53,11 @@ def test_replicas_scale_up_under_load_and_drain_down_without_a_failed_request(
     def until(mine: list[Answer]) -> bool:
         return phase["now"] == "done" or (phase["now"] == "light" and bool(mine) and mine[0].client != 0)
 
-    with ServeProcess(serve_index, token=TOKEN, args=args, log_path=tmp_path / "serve.log") as server:
-        assert wait_replicas(server, 1) < GUARD_S
+    with (
+        ServeProcess(serve_index, token=TOKEN, args=args, log_path=tmp_path / "serve.log") as server,
+        StatusWatch(server.ready["ray_address"]) as watch,
+    ):
+        wait_replicas(watch, 1)
         answers: list[Answer] = []
         load = threading.Thread(
             target=lambda: answers.extend(
@@ -67,10 +66,10 @@ def test_replicas_scale_up_under_load_and_drain_down_without_a_failed_request(
         )
         load.start()
         try:
-            wait_replicas(server, 2)
+            wait_replicas(watch, 2)
             phase["now"] = "light"
             light_from = time.perf_counter()
-            wait_replicas(server, 1)
+            wait_replicas(watch, 1)
             light_to = time.perf_counter()
         finally:
             phase["now"] = "done"
