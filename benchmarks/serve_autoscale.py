@@ -62,7 +62,13 @@ def per_second(timeline: list[tuple[float, int, float | None]], offset: float) -
 
 
 def knee(rows: list[dict]) -> int:
-    """The least client count whose QPS reaches ``KNEE_SHARE`` of the sweep's peak."""
+    """The least client count whose QPS reaches ``KNEE_SHARE`` of the sweep's peak.
+
+    Raises:
+        ValueError: a level had failed requests (its QPS is not the replica's).
+    """
+    if failed := {row["clients"]: row["failed"] for row in rows if row["failed"]}:
+        raise ValueError(f"failed requests at these client counts: {failed}")
     peak = max(row["qps"] for row in rows)
     return min(row["clients"] for row in rows if row["qps"] >= KNEE_SHARE * peak)
 
@@ -72,8 +78,8 @@ def replica_sweep(index: Path, requests: list, levels: list[int], seconds: float
     with ServeProcess(
         index, token=TOKEN, args=["--num-cpus", "2"], log_path=str(index) + "-knee.log"
     ) as server:
-        load(server.url, requests, clients=max(levels), seconds=seconds / 2)
-        return [load(server.url, requests, clients=c, seconds=seconds).summary() for c in levels]
+        load(server.url, requests, clients=max(levels), seconds=seconds / 2, token=TOKEN)
+        return [load(server.url, requests, clients=c, seconds=seconds, token=TOKEN).summary() for c in levels]
 
 
 def first_at(samples: list[tuple[float, int]], after: float, test) -> float | None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import click
 
 from sws.cli.options import config_option, flag_options, overrides_argument, resolve_flags
-from sws.config import apply_overrides, flags
+from sws.config import CLUSTER_REPLICAS, AutoscalingSettings, apply_overrides, flags
 
 
 def _serve_package():
@@ -56,7 +57,13 @@ def serve(profile, overrides, **values):
     if not index:
         raise click.UsageError("no index: pass --index DIR (or set serve.index)")
     verify = cfg.serve.verify_on_open or cfg.index.verify_on_open
-    settings = replace(cfg.serve, index=index, verify_on_open=verify)
+    on_cluster = bool(cfg.ray.address or os.environ.get("RAY_ADDRESS"))
+    replicas = replicas_for(
+        cfg.serve.replicas,
+        on_cluster,
+        values["replicas"] is not None or any(o.startswith("serve.replicas.") for o in rest),
+    )
+    settings = replace(cfg.serve, index=index, verify_on_open=verify, replicas=replicas)
     from sws.index import SwsIndexError
 
     try:
@@ -69,6 +76,14 @@ def serve(profile, overrides, **values):
         )
     except (ValueError, TimeoutError, ImportError, RuntimeError, SwsIndexError) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def replicas_for(configured: AutoscalingSettings, on_cluster: bool, told: bool) -> AutoscalingSettings:
+    """The retrieval replicas: on a cluster, unless ``told`` a count or range (``--replicas``,
+    ``serve.replicas.*``) or a profile set one, ``CLUSTER_REPLICAS`` (they autoscale); else as configured."""
+    if on_cluster and not told and configured == AutoscalingSettings():
+        return CLUSTER_REPLICAS
+    return configured
 
 
 def _llm_settings(source: str, overrides: list[str]):

@@ -22,6 +22,7 @@ from sws.config.loader import (
 )
 from sws.config.run import RayConfig, SwsConfig
 from sws.config.serving import (
+    CLUSTER_REPLICAS,
     DEFAULT_PORT,
     INGRESS_MODES,
     AutoscalingSettings,
@@ -33,6 +34,7 @@ from sws.config.serving import (
 )
 
 __all__ = [
+    "CLUSTER_REPLICAS",
     "DEFAULT_PORT",
     "INGRESS_MODES",
     "PROFILES_DIR",

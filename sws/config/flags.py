@@ -163,7 +163,7 @@ SERVE = (
     Flag("--port", "HTTP port (default 11536, the reference tool server's).", ("serve.port",), int),
     Flag(
         "--replicas",
-        "Retrieval replicas (fixed count).",
+        "Retrieval replicas, a fixed count (default: 1 on a local Ray; on a cluster they autoscale, 2-32).",
         ("serve.replicas.min_replicas", "serve.replicas.max_replicas"),
         click.IntRange(1),
     ),

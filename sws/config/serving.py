@@ -30,7 +30,9 @@ class AutoscalingSettings:
 
     min_replicas: int = 1
     max_replicas: int = 1
-    target_ongoing_requests: float = 16.0  # per replica; Serve adds replicas above it
+    # per replica; Serve adds replicas above it. 8: where one retrieval replica's rrf QPS levels off
+    # (benchmarks/serve_autoscale.py's knee; more requests per replica only queue)
+    target_ongoing_requests: float = 8.0
     upscale_delay_s: float = 5.0
     downscale_delay_s: float = 60.0
     look_back_period_s: float = 30.0  # the window Serve averages the ongoing requests over (Ray's default)
@@ -38,6 +40,18 @@ class AutoscalingSettings:
     def __post_init__(self):
         if self.min_replicas > self.max_replicas or self.max_replicas < 1:
             raise ValueError(f"replicas: min {self.min_replicas} > max {self.max_replicas} or max < 1")
+
+
+# `sws serve` on a cluster, unless told a count: configs/serve/cluster.yaml's retrieval replicas (tested equal):
+# two so that a lost node leaves one serving, a new one after 10 s over the target (a replica starts in
+# seconds), removed after 5 min below it (a cold one costs the index's open: README "Full scale")
+CLUSTER_REPLICAS = AutoscalingSettings(
+    min_replicas=2,
+    max_replicas=32,
+    target_ongoing_requests=8.0,
+    upscale_delay_s=10.0,
+    downscale_delay_s=300.0,
+)
 
 
 @dataclass

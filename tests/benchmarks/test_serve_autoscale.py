@@ -25,7 +25,12 @@ def test_scale_times_are_from_the_first_sample_that_reached_the_count(after, wan
 
 
 def test_the_knee_is_the_least_client_count_at_nine_tenths_of_the_peak():
-    sweep = [
-        {"clients": c, "qps": q} for c, q in [(1, 20.0), (4, 70.0), (16, 91.0), (64, 100.0), (128, 96.0)]
-    ]
+    rows = [(1, 20.0), (4, 70.0), (16, 91.0), (64, 100.0), (128, 96.0)]
+    sweep = [{"clients": c, "qps": q, "failed": 0} for c, q in rows]
     assert bench_module("serve_autoscale").knee(sweep) == 16
+
+
+def test_a_sweep_with_failed_requests_has_no_knee():
+    sweep = [{"clients": 1, "qps": 900.0, "failed": 9000}, {"clients": 4, "qps": 50.0, "failed": 0}]
+    with pytest.raises(ValueError, match=r"\{1: 9000\}"):
+        bench_module("serve_autoscale").knee(sweep)

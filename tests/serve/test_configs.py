@@ -13,7 +13,10 @@ import yaml
 
 from serve.llm import load_llm_config
 from serve.retrieval import build_app, load_serve_config
+from sws.cli.serve import replicas_for
 from sws.config import (
+    CLUSTER_REPLICAS,
+    AutoscalingSettings,
     LLMServeConfig,
     ServeConfig,
     ToolClientConfig,
@@ -71,6 +74,28 @@ def test_cluster_launcher_config_validates_against_rays_schema():
     assert all("RAY_SERVE_ENABLE_HA_PROXY=1" in c for c in config["head_start_ray_commands"][1:])
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**config, "available_node_types": {"head": {"node_config": {}}}}, schema)
+
+
+def test_the_cluster_configs_retrieval_replicas_are_sws_serves_on_a_cluster():
+    """One set of cluster defaults: ``configs/serve/cluster.yaml``'s and ``sws serve --ray-address``'s."""
+    config = yaml.safe_load((REPO / "configs" / "serve" / "cluster.yaml").read_text())
+    (app,) = [a for a in config["applications"] if a["name"] == "sws"]
+    replicas = app["args"]["replicas"]
+    assert replicas == {k: v for k, v in asdict(CLUSTER_REPLICAS).items() if k in replicas}
+    assert len(replicas) == len(asdict(CLUSTER_REPLICAS)) - 1  # all but look_back_period_s (Ray's default)
+
+
+@pytest.mark.parametrize(
+    ("configured", "on_cluster", "told", "expected"),
+    [
+        (AutoscalingSettings(), True, False, CLUSTER_REPLICAS),
+        (AutoscalingSettings(), True, True, AutoscalingSettings()),  # --replicas 1 on a cluster
+        (AutoscalingSettings(), False, False, AutoscalingSettings()),
+        (AutoscalingSettings(2, 2), True, False, AutoscalingSettings(2, 2)),  # a profile's
+    ],
+)
+def test_sws_serve_autoscales_on_a_cluster_unless_told_a_count(configured, on_cluster, told, expected):
+    assert replicas_for(configured, on_cluster, told) == expected
 
 
 def test_app_args_are_typed():
