@@ -1,4 +1,4 @@
-"""Slowloris against a token-less ``sws serve`` at its default bounds, in both ingress modes: 5 000
+"""Slowloris against ``sws serve`` at its default bounds, in both ingress modes (the package's shared servers): 5 000
 connections from one address (127.0.0.2) each send a partial ``POST /search`` (headers, or a body, one line
 every 5 s), and meanwhile a search from another address (127.0.0.1) is answered; each slow connection is
 dropped by the server (refused at once beyond ``max_connections_per_source``, 408 after
@@ -15,7 +15,6 @@ from collections import Counter
 import httpx
 import pytest
 
-from serve.launch import ServeProcess
 from sws.config import ServeConfig
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -65,11 +64,15 @@ async def slow_client(port: int, i: int, connected: asyncio.Semaphore) -> str:
         writer.close()
 
 
-def open_mcp_stream(port: int) -> socket.socket:
+def auth(token: str | None) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+def open_mcp_stream(port: int, token: str | None) -> socket.socket:
     stream = socket.create_connection(("127.0.0.1", port), timeout=GUARD_S)
-    stream.sendall(
-        f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n".encode()
-    )
+    head = {"Host": f"127.0.0.1:{port}", "Accept": "text/event-stream", **auth(token)}
+    lines = "".join(f"{name}: {value}\r\n" for name, value in head.items())
+    stream.sendall(f"GET /mcp HTTP/1.1\r\n{lines}\r\n".encode())
     head = b""
     while b"\r\n\r\n" not in head and (chunk := stream.recv(4096)):
         head += chunk
@@ -85,34 +88,29 @@ def still_open(stream: socket.socket) -> bool:
         return True
 
 
-async def attack_and_probe(url: str, port: int) -> tuple[Counter[str], httpx.Response]:
+async def attack_and_probe(url: str, port: int, token: str | None) -> tuple[Counter[str], httpx.Response]:
     """The slow clients' outcomes, and the answer to a search sent once they have all connected."""
     connected = asyncio.Semaphore(0)
     clients = [asyncio.create_task(slow_client(port, i, connected)) for i in range(SLOW_CLIENTS)]
     for _ in clients:
         await connected.acquire()
     async with httpx.AsyncClient(timeout=GUARD_S, trust_env=False) as client:
-        probe = await client.post(f"{url}/search", json=PROBE)
+        probe = await client.post(f"{url}/search", json=PROBE, headers=auth(token))
     return Counter(await asyncio.gather(*clients)), probe
 
 
 @pytest.fixture(params=["haproxy", "proxy"])
-def slow_target(request, serve_index, tmp_path):
-    """A token-less ``sws serve`` in each ingress mode (the proxy one is the session's ``proxy_server``)."""
-    if request.param == "proxy":
-        yield request.getfixturevalue("proxy_server")
-        return
-    args = ["--ingress", "haproxy", "--no-batching", "--num-cpus", "2"]
-    with ServeProcess(serve_index, args=args, log_path=tmp_path / "serve.log") as server:
-        yield server
+def slow_target(request):
+    """``sws serve`` in each ingress mode: the package's ``server`` (HAProxy, a token) and ``proxy_server``."""
+    return request.getfixturevalue("server" if request.param == "haproxy" else "proxy_server")
 
 
 def test_slow_clients_are_dropped_and_searches_answered(slow_target, local_tools):
     raise_fd_limit(SLOW_CLIENTS + 1024)
     server = slow_target
-    stream = open_mcp_stream(server.port)
+    stream = open_mcp_stream(server.port, server.token)
     try:
-        outcomes, probe = asyncio.run(attack_and_probe(server.url, server.port))
+        outcomes, probe = asyncio.run(attack_and_probe(server.url, server.port, server.token))
         stream_open = still_open(stream)
     finally:
         stream.close()
