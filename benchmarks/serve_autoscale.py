@@ -25,7 +25,7 @@ from serve_common import agent_queries, emit, json_stdout, sample_index
 from serve_load import TOKEN
 
 from serve.launch import ServeProcess
-from serve.status import StatusWatch
+from serve.status import StatusWatch, deployment_replicas
 from sws.config import AutoscalingSettings
 
 KNEE_SHARE = 0.9  # of the peak QPS: the knee of one replica's sweep
@@ -35,9 +35,9 @@ METRICS_PUSH_S = "1"  # replicas' autoscaling metrics (Ray's default 10 s: a min
 def replica_samples(watch: StatusWatch, t0: float) -> list[tuple[float, int]]:
     """``(seconds since t0, running RetrievalIngress replicas)`` of every sample of the watch."""
     return [
-        (at - t0, status["sws"]["deployments"]["RetrievalIngress"]["replicas"].get("RUNNING", 0))
+        (at - t0, states.get("RUNNING", 0))
         for at, status in watch.samples
-        if "RetrievalIngress" in status.get("sws", {}).get("deployments", {})
+        if (states := deployment_replicas(status, "RetrievalIngress")) is not None
     ]
 
 

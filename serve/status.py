@@ -40,17 +40,11 @@ def serve_status(ray_address: str, timeout_s: float = 60.0) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def replica_states(ray_address: str, deployment: str, app: str = "sws") -> dict[str, int]:
-    """``{replica state: count}`` of one deployment (see :func:`serve_status`)."""
-    return serve_status(ray_address)[app]["deployments"][deployment]["replicas"]
-
-
 class StatusWatch:
     """Serve's status every ``interval_s``, from one driver process for the life of the ``with`` block:
     ``samples`` holds ``(time.monotonic(), status)`` pairs as they come.
 
-    Raises (from :meth:`replicas` and :meth:`wait`): RuntimeError once the driver has exited (its stderr's
-    tail)."""
+    Raises (from :meth:`wait`): RuntimeError once the driver has exited (its stderr's tail)."""
 
     def __init__(self, ray_address: str, interval_s: float = 0.5) -> None:
         self.ray_address, self.interval_s = ray_address, interval_s
@@ -92,13 +86,9 @@ class StatusWatch:
             self._stderr.seek(0)
             raise RuntimeError(f"the serve.status watch exited: {self._stderr.read()[-2000:]}")
 
-    def replicas(self, deployment: str, app: str = "sws") -> dict[str, int] | None:
-        """``{replica state: count}`` of one deployment in the newest sample (None before the first)."""
-        self._alive()
-        return _replicas(self.samples[-1][1], app, deployment) if self.samples else None
-
     def wait(self, test: Callable[[dict[str, int]], bool], deployment: str, timeout_s: float, app="sws"):
-        """Block until a sample that comes after this call has replica states of ``deployment`` pass ``test``; returns them.
+        """Block until a sample taken after this call has replica states of ``deployment`` that pass
+        ``test``; returns them.
 
         Raises:
             TimeoutError: none did within ``timeout_s`` (with the last states).
@@ -108,16 +98,17 @@ class StatusWatch:
             seen = len(self.samples)
             while True:
                 for _, status in self.samples[seen:]:
-                    if (states := _replicas(status, app, deployment)) is not None and test(states):
+                    if (states := deployment_replicas(status, deployment, app)) is not None and test(states):
                         return states
                 seen = len(self.samples)
                 self._alive()
                 if not self._new.wait(max(0.0, deadline - time.monotonic())):
-                    last = _replicas(self.samples[-1][1], app, deployment) if self.samples else None
+                    last = deployment_replicas(self.samples[-1][1], deployment, app) if self.samples else None
                     raise TimeoutError(f"{deployment} replicas after {timeout_s}s: {last}")
 
 
-def _replicas(status: dict[str, Any], app: str, deployment: str) -> dict[str, int] | None:
+def deployment_replicas(status: dict[str, Any], deployment: str, app: str = "sws") -> dict[str, int] | None:
+    """``{replica state: count}`` of one deployment in a status (None where it has no such deployment)."""
     return status.get(app, {}).get("deployments", {}).get(deployment, {}).get("replicas")
 
 

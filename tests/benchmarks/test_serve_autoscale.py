@@ -3,6 +3,8 @@ scale-up/down times read from the replica samples, and the knee of one replica's
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from tests.benchmarks.conftest import bench_module
@@ -34,3 +36,13 @@ def test_a_sweep_with_failed_requests_has_no_knee():
     sweep = [{"clients": 1, "qps": 900.0, "failed": 9000}, {"clients": 4, "qps": 50.0, "failed": 0}]
     with pytest.raises(ValueError, match=r"\{1: 9000\}"):
         bench_module("serve_autoscale").knee(sweep)
+
+
+def test_replica_samples_count_the_running_ones_of_each_status_that_has_the_deployment():
+    def status(states):
+        return {"sws": {"deployments": {"RetrievalIngress": {"replicas": states}}}}
+
+    watch = SimpleNamespace(
+        samples=[(10.0, {}), (11.0, status({"RUNNING": 1})), (12.5, status({"RUNNING": 1, "STARTING": 1}))]
+    )
+    assert bench_module("serve_autoscale").replica_samples(watch, t0=10.0) == [(1.0, 1), (2.5, 1)]
