@@ -15,8 +15,8 @@ from sws.cli.index import open_tools
 from sws.cli.options import config_option, one_line_errors, overrides_argument, resolve_config
 from sws.config.flags import OUT_DIR
 
-STARTUP_TIMEOUT_S = 300.0  # for the child `sws serve` to be ready
-# with the model: vLLM's imports and engine start take minutes of a small, busy machine's CPU (5 min seen)
+# for the child `sws serve --llm` to be ready (without the model: ServeProcess's default): vLLM's imports and
+# engine start take minutes of a small, busy machine's CPU (5 min seen)
 LLM_STARTUP_TIMEOUT_S = 1200.0
 DEMO_SEARCHES = (
     {"query": "anarchism political philosophy", "top_k": 3},
@@ -122,10 +122,8 @@ def _served(index_dir: str, out: Path, args: list[str], steps: int):
     what = "the tools and the model" if llm else "the tools"
     click.echo(f"\n[{steps - 1}/{steps}] serving {what} on Ray Serve (127.0.0.1, HTTP + MCP + handle API)")
     start = time.perf_counter()
-    timeout_s = LLM_STARTUP_TIMEOUT_S if llm else STARTUP_TIMEOUT_S
-    with _serve_package().ServeProcess(
-        index_dir, args=args, log_path=out / "serve.log", startup_timeout_s=timeout_s
-    ) as server:
+    timeout = {"startup_timeout_s": LLM_STARTUP_TIMEOUT_S} if llm else {}
+    with _serve_package().ServeProcess(index_dir, args=args, log_path=out / "serve.log", **timeout) as server:
         click.echo(
             f"retrieval service ready at {server.url} in {time.perf_counter() - start:.0f} s "
             f"(log: {out / 'serve.log'})"
