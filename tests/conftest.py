@@ -24,7 +24,7 @@ def _onnx_exports(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch, _onnx_exports):
     """A cache of its own for each test (the judge's answers), its ``onnx/`` exports shared by the session: each
-    ``sws serve`` would export MiniLM again (seconds); ``tests/index/test_st_onnx.py`` checks the export itself
+    ``sws serve`` would export MiniLM again (seconds); ``tests/index/test_st_exported.py`` checks the export itself
     with a cache of its own."""
     cache = tmp_path_factory.mktemp("sws-cache")
     (cache / "onnx").symlink_to(_onnx_exports, target_is_directory=True)

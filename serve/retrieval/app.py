@@ -30,7 +30,13 @@ from ray import serve
 from ray.serve.config import BackpressureConfig
 
 from serve.grpc_binding import bind_replica_grpc_to_node_ip
-from serve.retrieval.embedding import HandleEmbedder, QueryEmbedder, RequestCoalescer
+from serve.retrieval.embedding import (
+    HandleEmbedder,
+    QueryEmbedder,
+    RequestCoalescer,
+    describe_embedder,
+    open_query_embedder,
+)
 from serve.retrieval.service import Limits, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
 from sws.host_guard import HostPolicy
@@ -79,12 +85,13 @@ class RetrievalIngress:
                     f"the QueryEmbedder deployment embeds with {remote}, the index {cfg.index} was built "
                     f"with {built['spec']} (fingerprint {built['fingerprint']})"
                 )
-            query_embedder = HandleEmbedder(
+            query_embedder = engine_embedder = HandleEmbedder(
                 built["spec"], built["dim"], self._remote_embed, self._remote_embed_batch
             )
-        engine = SearchEngine.open(cfg.index, embedder=query_embedder, ef_search=cfg.ef_search)
-        if query_embedder is None:
-            _ = engine.index.embedder  # load the in-replica model now: fail at startup, not on a request
+        else:  # the in-replica model, loaded now: fail at startup, not on a request
+            engine_embedder = open_query_embedder(cfg.index, cfg.embedding.device, cfg.embedding.runtime)
+            remote = describe_embedder(engine_embedder, cfg.embedding.device)
+        engine = SearchEngine.open(cfg.index, embedder=engine_embedder, ef_search=cfg.ef_search)
         try:
             self.replica = serve.get_replica_context().replica_id.to_full_id_str()
         except Exception:  # noqa: BLE001 - outside a replica (tests of the class)
@@ -94,7 +101,7 @@ class RetrievalIngress:
             engine,
             tool_options=asdict(cfg.tools),
             limits=limits,
-            info=self._static_info(manifest),
+            info=self._static_info(manifest) | {"query_embedding": remote},
             prefetch=query_embedder,
             threads=cfg.threads,
             failure_window_s=cfg.health_failure_window_s,

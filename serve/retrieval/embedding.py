@@ -14,6 +14,8 @@ from ray import serve
 
 from serve.grpc_binding import bind_replica_grpc_to_node_ip
 from sws.index.embedders import Embedder
+from sws.index.embedders.qwen3 import RUNTIMES as QWEN3_RUNTIMES
+from sws.index.embedders.st import RUNTIMES as ST_RUNTIMES
 
 
 class RequestCoalescer:
@@ -99,6 +101,41 @@ class HandleEmbedder(Embedder):
         )
 
 
+RUNTIMES = {"sentence-transformers": ST_RUNTIMES, "qwen3": QWEN3_RUNTIMES}  # embedders with query runtimes
+
+
+def open_query_embedder(index: str | Path, device: str | None = None, runtime: str | None = None) -> Embedder:
+    """The index's embedder (its manifest's spec) on ``device`` with the query ``runtime`` (see
+    :class:`QueryEmbedder`).
+
+    Raises:
+        ValueError: an explicit runtime for an embedder without runtimes, or one it does not know.
+        RuntimeQualityError: an explicit runtime failed the agreement gate.
+    """
+    from sws.index import make_embedder
+    from sws.index.manifest import read_manifest
+
+    spec = dict(read_manifest(Path(index))["embedder"]["spec"])
+    if device and spec["kind"] in RUNTIMES:
+        spec["device"] = device
+    if runtime == "auto" and spec["kind"] not in RUNTIMES:
+        runtime = None
+    if runtime:
+        if spec["kind"] not in RUNTIMES:
+            raise ValueError(
+                f"embedding.runtime={runtime!r} applies to {' and '.join(RUNTIMES)}, not {spec['kind']}"
+            )
+        spec["runtime"] = runtime
+    return make_embedder(**spec)
+
+
+def describe_embedder(embedder: Embedder, device: str | None) -> dict[str, Any]:
+    """The query embedder's space and how it computes (``Embedder.runtime_info``), as ``/info`` shows it."""
+    e = embedder
+    space = {"model": e.model, "dim": e.dim, "query_task": e.query_task, "fingerprint": e.fingerprint}
+    return space | {"device": device} | e.runtime_info()
+
+
 @serve.deployment(name="QueryEmbedder")
 class QueryEmbedder:
     """Embeds query texts (instruction already applied) in dynamic batches: one forward pass per batch.
@@ -108,9 +145,10 @@ class QueryEmbedder:
         device: torch device for local models ("cuda", "cpu"); None: the library's choice.
         threads: torch CPU threads (None: leave as Ray set them).
         max_batch_size, batch_wait_timeout_s: ``@serve.batch`` knobs (also adjustable via ``user_config``).
-        runtime: sentence-transformers runtime ("torch", "onnx", "auto": onnx for a mean-pooled model on the
-            CPU, and for other embedders the index's; None: the index's). It keeps the fingerprint, so a
-            torch-built index is served with ONNX Runtime queries.
+        runtime: the query runtime of a sentence-transformers or Qwen3 index (``RUNTIMES``; "auto": the
+            fastest the hardware has that passes the agreement gate, and for other embedders the index's;
+            None: the index's). It keeps the fingerprint, so a torch-built index is served with OpenVINO
+            bf16 queries; :meth:`describe` says which was chosen.
     """
 
     def __init__(
@@ -122,26 +160,12 @@ class QueryEmbedder:
         batch_wait_timeout_s: float = 0.002,
         runtime: str | None = None,
     ):
-        from sws.index import make_embedder
-        from sws.index.manifest import read_manifest
-
         bind_replica_grpc_to_node_ip()
-        spec = dict(read_manifest(Path(index))["embedder"]["spec"])
-        if device and spec["kind"] in ("sentence-transformers", "qwen3"):
-            spec["device"] = device
-        if runtime == "auto" and spec["kind"] != "sentence-transformers":
-            runtime = None
-        if runtime:
-            if spec["kind"] != "sentence-transformers":
-                raise ValueError(
-                    f"embedding.runtime={runtime!r} applies to sentence-transformers, not {spec['kind']}"
-                )
-            spec["runtime"] = runtime
         if threads:
             import torch
 
             torch.set_num_threads(threads)
-        self.embedder = make_embedder(**spec)
+        self.embedder = open_query_embedder(index, device, runtime)
         self.device = device
         self.reconfigure({"max_batch_size": max_batch_size, "batch_wait_timeout_s": batch_wait_timeout_s})
 
@@ -153,14 +177,7 @@ class QueryEmbedder:
 
     def describe(self) -> dict[str, Any]:
         """What this replica embeds with (each ingress replica checks it against its index)."""
-        e = self.embedder
-        return {
-            "model": e.model,
-            "dim": e.dim,
-            "query_task": e.query_task,
-            "fingerprint": e.fingerprint,
-            "device": self.device,
-        }
+        return describe_embedder(self.embedder, self.device)
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
     async def embed(self, texts: list[str]) -> list[np.ndarray]:

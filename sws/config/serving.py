@@ -67,8 +67,10 @@ class QueryEmbeddingConfig:
     device: str | None = None  # None: "cuda" with a GPU, else "cpu"
     threads: int | None = None  # runtime CPU threads per replica (None: num_cpus rounded up; under a local
     # `sws serve`: every CPU of its Ray, shared among the replicas)
-    # sentence-transformers: "torch", "onnx" (same vectors) or "auto" (onnx for a mean-pooled model on the CPU,
-    # ~1.4x the served vector QPS of torch there); None: the index's. Other embedders: the index's with "auto".
+    # the query runtime (also with batching off). sentence-transformers: "torch", "onnx" (same vectors), "openvino"
+    # (bf16 on a CPU with bf16 units) or "auto" (openvino there, else onnx, for a mean-pooled model on the CPU);
+    # Qwen3: "torch", "torch-bf16", "auto" (bf16 on such a CPU). A reduced precision must pass the agreement
+    # gate at start (sws.index.embedders.precision). None: the index's. Other embedders: the index's with "auto".
     runtime: str | None = "auto"
     max_ongoing_requests: int = 512  # callers waiting for a batch slot
 

@@ -1,12 +1,20 @@
 """Qwen3-Embedding logic on a tiny randomly initialised Qwen3 with the real Qwen3 tokenizer (no weights)."""
 
+import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from sws.index.embedders import QWEN3_QUERY_TASK, Qwen3Embedder, format_query, last_token_pool, make_embedder
+from sws.index.embedders import (
+    QWEN3_QUERY_TASK,
+    Qwen3Embedder,
+    format_query,
+    last_token_pool,
+    make_embedder,
+    precision,
+)
 from sws.index.embedders.qwen3 import length_batches
 
 TOKENIZER = Path(__file__).parents[1] / "data" / "qwen3_tokenizer.json"
@@ -114,3 +122,37 @@ def test_fingerprint_names_the_space_not_the_transport(embedder):
     assert remote.query_task == QWEN3_QUERY_TASK
     assert remote.fingerprint == embedder.fingerprint
     assert OpenAIEmbedder(embedder.model_id, dim=64).fingerprint != embedder.fingerprint
+
+
+def tiny_with(tiny_qwen3: Path, runtime: str) -> Qwen3Embedder:
+    return Qwen3Embedder(
+        str(tiny_qwen3), device="cpu", max_length=64, batch_size=2, max_batch_tokens=64, runtime=runtime
+    )
+
+
+def test_cpu_bf16_passes_the_gate_and_keeps_the_space(tiny_qwen3, embedder):
+    bf16 = tiny_with(tiny_qwen3, "torch-bf16")
+    info = bf16.runtime_info()
+    assert (info["runtime"], info["precision"]) == ("torch-bf16", "bf16")
+    assert info["min_cosine_to_fp32"] >= precision.MIN_COSINE
+    assert next(bf16._model.parameters()).dtype == torch.bfloat16
+    assert bf16.fingerprint == embedder.fingerprint and bf16.spec()["runtime"] == "torch-bf16"
+    assert make_embedder(**bf16.spec(), device="cpu").runtime == "torch-bf16"
+    assert precision.min_cosine(bf16.embed_documents(TEXTS), embedder.embed_documents(TEXTS)) >= 0.999
+    assert embedder.runtime_info() == {"runtime": "torch", "precision": "fp32", "min_cosine_to_fp32": 1.0}
+
+
+def test_auto_is_bf16_where_the_cpu_has_it_and_the_gate_passes(tiny_qwen3, monkeypatch, caplog):
+    assert tiny_with(tiny_qwen3, "auto").runtime == ("torch-bf16" if precision.cpu_has_bf16() else "torch")
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
+    assert tiny_with(tiny_qwen3, "auto").runtime == "torch"
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: True)
+    monkeypatch.setattr(precision, "MIN_COSINE", 1.0)  # bf16 never agrees to the last place
+    with caplog.at_level(logging.WARNING):
+        auto = tiny_with(tiny_qwen3, "auto")
+    assert auto.runtime == "torch" and next(auto._model.parameters()).dtype == torch.float32
+    assert "runtime 'auto' keeps float32: runtime 'torch-bf16': least cosine" in caplog.text
+    with pytest.raises(precision.RuntimeQualityError, match="below 1.0"):
+        tiny_with(tiny_qwen3, "torch-bf16")
+    with pytest.raises(ValueError, match="unknown runtime 'onnx'"):
+        tiny_with(tiny_qwen3, "onnx")

@@ -78,6 +78,11 @@ class Embedder(ABC):
         """Keyword arguments that rebuild this embedder through ``make_embedder`` (no secrets)."""
         return {"kind": self.kind, "model": self.model, "query_task": self.query_task}
 
+    def runtime_info(self) -> dict[str, Any]:
+        """How vectors are computed: ``runtime``, and where a model runs locally its ``precision`` and
+        ``min_cosine_to_fp32`` on the agreement gate's probe texts (``sws.index.embedders.precision``)."""
+        return {"runtime": self.kind}
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Documents are embedded as they are, without any instruction."""
         texts = list(texts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,9 @@ import numpy as np
 
 from sws.index.embedders.base import Embedder
 
+logger = logging.getLogger(__name__)
 MINILM = "all-MiniLM-L6-v2"
-RUNTIMES = ("torch", "onnx", "auto")
+RUNTIMES = ("torch", "onnx", "openvino", "auto")
 _MINILM_NAMES = {MINILM.lower(), f"sentence-transformers/{MINILM}".lower()}
 
 
@@ -34,9 +36,11 @@ class SentenceTransformerEmbedder(Embedder):
         batch_size: inputs per forward pass.
         max_length: tokens per input (None: the model's own limit, 256 for MiniLM).
         query_task: see ``Embedder``.
-        runtime: "torch" (default), "onnx" (ONNX Runtime on CPU, mean-pooled models; same vectors within
-            1e-5, same fingerprint; see ``st_onnx``) or "auto" (onnx where it applies: a mean-pooled model
-            on the CPU; torch otherwise).
+        runtime: "torch" (default, the fp32 reference), "onnx" (ONNX Runtime, fp32: same vectors within 1e-5),
+            "openvino" (bf16 where the CPU has bf16 units) or "auto" (on the CPU, for a mean-pooled model:
+            openvino on a CPU with bf16 units, else onnx; torch otherwise). Exported runtimes run on the CPU
+            for mean-pooled models (``st_exported``), keep the fingerprint, and must pass the agreement gate
+            (``sws.index.embedders.precision``) at start; "auto" passes over one that fails (a warning).
     """
 
     kind = "sentence-transformers"
@@ -63,17 +67,48 @@ class SentenceTransformerEmbedder(Embedder):
         self.max_length = int(self._model.max_seq_length)
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
-        if runtime == "auto":
-            from sws.index.embedders.st_onnx import is_mean_pooled
+        self.runtime, self.min_cosine, self._encoder = "torch", 1.0, None
+        for candidate in self._candidates(runtime):
+            try:
+                self._encoder, self.min_cosine = self._start(candidate, path)
+            except (ImportError, ValueError) as exc:
+                if runtime != "auto":
+                    raise
+                logger.warning("runtime 'auto' passes over %r: %s", candidate, exc)
+                continue
+            self.runtime = candidate
+            break
 
-            cpu = self._model.device.type == "cpu"
-            runtime = "onnx" if cpu and is_mean_pooled(self._model) else "torch"
-        self.runtime = runtime
-        self._onnx = None
-        if runtime == "onnx":
-            from sws.index.embedders.st_onnx import OnnxMeanPooledEncoder
+    def _candidates(self, runtime: str) -> list[str]:
+        if runtime != "auto":
+            return [runtime]
+        from sws.index.embedders.precision import cpu_has_bf16
+        from sws.index.embedders.st_exported import is_mean_pooled
 
-            self._onnx = OnnxMeanPooledEncoder(self._model, path, self.max_length, batch_size)
+        if self._model.device.type != "cpu" or not is_mean_pooled(self._model):
+            return ["torch"]
+        return ["openvino", "onnx", "torch"] if cpu_has_bf16() else ["onnx", "torch"]
+
+    def _start(self, runtime: str, path: str) -> tuple[Any, float]:
+        """The encoder of an exported ``runtime`` (None for torch) and its least cosine to torch's vectors.
+
+        Raises:
+            ImportError: its package is missing.
+            ValueError: the model is not mean-pooled, or the vectors fail the agreement gate.
+        """
+        if runtime == "torch":
+            return None, 1.0
+        from sws.index.embedders.precision import PROBE_TEXTS, check_agreement
+        from sws.index.embedders.st_exported import OnnxMeanPooledEncoder, OpenVinoMeanPooledEncoder
+
+        kind = OpenVinoMeanPooledEncoder if runtime == "openvino" else OnnxMeanPooledEncoder
+        encoder = kind(self._model, path, self.max_length, self.batch_size)
+        texts = list(PROBE_TEXTS)
+        return encoder, check_agreement(runtime, encoder.encode(texts), self._torch_encode(texts))
+
+    def runtime_info(self) -> dict[str, Any]:
+        precision = self._encoder.precision if self._encoder is not None else "fp32"
+        return {"runtime": self.runtime, "precision": precision, "min_cosine_to_fp32": self.min_cosine}
 
     @property
     def dim(self) -> int:
@@ -84,8 +119,11 @@ class SentenceTransformerEmbedder(Embedder):
         return super().spec() | {"max_length": self.max_length} | extra
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        if self._onnx is not None:
-            return self._onnx.encode(texts)
+        if self._encoder is not None:
+            return self._encoder.encode(texts)
+        return self._torch_encode(texts)
+
+    def _torch_encode(self, texts: list[str]) -> np.ndarray:
         return self._model.encode(
             texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
