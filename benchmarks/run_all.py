@@ -44,6 +44,7 @@ STEPS = [
     Step("corpus_throughput", [], ["--quick"]),
     Step("index_build", [], ["--chunks", "20000", "--leads", "2000"]),
     Step("index_embed", [], ["--chunks", "1000", "--leads", "1000"]),
+    Step("embed_runtimes", [], ["--quick"]),
     *(
         Step(
             f"search_latency_{q}",
@@ -66,6 +67,7 @@ STEPS = [
     Step("serve_load", [], ["--seconds", "10", "--clients", "64"]),
     Step("serve_retrieve", [], ["--clients", "256", "--seconds", "10"]),
     Step("serve_autoscale", [], ["--quick"]),
+    Step("serve_vs_reference", [], ["--quick"]),
     Step("scale_index", [], ["--quick"]),
     Step("eval_harness", ["overhead"], ["overhead", "--quick"]),
     Step("llm_serve", [], ["--quick"]),

@@ -34,7 +34,8 @@ BODY_BYTES = 4 << 20  # a 512-query body is over the 64 KiB default bound
 
 def floor_engine(index: Path):
     """``SearchEngine`` over ``index`` in this process, its queries embedded as ``sws serve`` embeds them by
-    default (``serve.embedding.runtime: auto``: ONNX Runtime for MiniLM on the CPU)."""
+    default (``serve.embedding.runtime: auto``: for MiniLM on the CPU, OpenVINO bf16 or ONNX Runtime by the
+    hardware)."""
     from sws.index import WikiIndex, make_embedder
     from sws.index.manifest import read_manifest
     from sws.search import SearchEngine

@@ -186,7 +186,7 @@ def evaluate(
     checksums here, once, before the workers open the index (sizes only). ``out`` defaults to
     ``<eval.out>/<dataset>-<subset>-<model>``; ``extend`` lets a resume add items to the run;
     ``unverified_tools`` runs against a service that tells no environment fingerprint
-    (:func:`environment_fingerprint`).
+    (:func:`environment`).
 
     Raises:
         StageError: bad inputs, another run in ``out``, a tool service that cannot be verified.
@@ -213,7 +213,7 @@ def evaluate(
         raise StageError(str(exc)) from exc
     if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
         verify_index_files(index_dir)
-    fingerprint = environment_fingerprint(cfg.tools, index_dir, unverified_tools)
+    fingerprint, query_embedding = environment(cfg.tools, index_dir, unverified_tools)
     with _llm_endpoint(llm_base_url, index_dir) as base_url:
         model = e.model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
         if not model:
@@ -244,6 +244,7 @@ def evaluate(
                 },
                 tools_factory=tool_client_factory(**tool_client_args(cfg.tools, index_dir)),
                 fingerprint=fingerprint,
+                query_embedding=query_embedding,
                 judge=judge,
                 dataset=dataset,
                 subset=subset,
@@ -280,9 +281,10 @@ def _llm_endpoint(base_url: str | None, index_dir: str):
         yield server.url
 
 
-def environment_fingerprint(tools_cfg, index_dir: str, unverified: bool = False) -> str:
-    """The fingerprint of the environment the episodes see: the index's (in process) or the service's
-    (``GET /info`` with the bearer token, as the tool client sends it).
+def environment(tools_cfg, index_dir: str, unverified: bool = False) -> tuple[str, dict[str, Any] | None]:
+    """The fingerprint of the environment the episodes see and how its queries are embedded: the index's (in
+    process: its embedder's spec) or the service's (``GET /info`` with the bearer token, as the tool client
+    sends it: its ``query_embedding``, None if it tells none).
 
     A service that refuses the request (401/403: the token, the Host) is an error, as its tool calls would
     fail. One that cannot be reached or tells no fingerprint is an error too unless ``unverified``, which
@@ -292,24 +294,29 @@ def environment_fingerprint(tools_cfg, index_dir: str, unverified: bool = False)
     from sws.index.manifest import read_manifest
 
     if tools_cfg.transport == "http":
-        problem, fingerprint = _service_fingerprint(tools_cfg)
-        if fingerprint:
-            return fingerprint
+        problem, info = _service_info(tools_cfg)
+        if info:
+            return _fingerprint_in(info), info.get("query_embedding")
         if not unverified:
             raise StageError(
                 f"{problem}, so which index it serves cannot be checked; pass --unverified-tools to run "
                 'anyway (recorded as fingerprint "unverified")'
             )
         print(f'warning: {problem}; the run is recorded as fingerprint "unverified"', file=sys.stderr)
-        return "unverified"
+        return "unverified", None
     try:
-        return read_manifest(Path(index_dir))["fingerprint"]
+        manifest = read_manifest(Path(index_dir))
     except SwsIndexError as exc:
         raise StageError(str(exc)) from exc
+    from sws.index.embedders import QUERY_RUNTIMES
+
+    spec = manifest["embedder"]["spec"]
+    runtime = spec.get("runtime") or ("torch" if spec["kind"] in QUERY_RUNTIMES else spec["kind"])
+    return manifest["fingerprint"], {"model": spec["model"], "runtime": runtime}
 
 
-def _service_fingerprint(cfg: ToolClientConfig) -> tuple[str, str | None]:
-    """(what went wrong, None) or ("", the fingerprint) from the service's ``/info``."""
+def _service_info(cfg: ToolClientConfig) -> tuple[str, dict[str, Any] | None]:
+    """(what went wrong, None) or ("", the ``/info`` body, which has a fingerprint) from the service."""
     import asyncio
 
     import httpx
@@ -332,11 +339,11 @@ def _service_fingerprint(cfg: ToolClientConfig) -> tuple[str, str | None]:
         hint = "" if response.status_code == 403 else f"; {'check' if token else 'set'} ${cfg.token_env}"
         raise StageError(f"{url} answered HTTP {response.status_code} ({_refusal(response)}){hint}")
     try:
-        fingerprint = _fingerprint_in(response.json()) if response.status_code == 200 else None
+        info = response.json() if response.status_code == 200 else None
     except ValueError:  # not JSON
-        fingerprint = None
-    if fingerprint:
-        return "", fingerprint
+        info = None
+    if _fingerprint_in(info):
+        return "", info
     return f"{url} answered HTTP {response.status_code} without an environment fingerprint", None
 
 

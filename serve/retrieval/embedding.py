@@ -13,9 +13,8 @@ import numpy as np
 from ray import serve
 
 from serve.grpc_binding import bind_replica_grpc_to_node_ip
+from sws.index.embedders import QUERY_RUNTIMES as RUNTIMES
 from sws.index.embedders import Embedder
-from sws.index.embedders.qwen3 import RUNTIMES as QWEN3_RUNTIMES
-from sws.index.embedders.st import RUNTIMES as ST_RUNTIMES
 
 
 class RequestCoalescer:
@@ -99,9 +98,6 @@ class HandleEmbedder(Embedder):
             "HandleEmbedder embeds on the event loop only (aembed): a query reached the engine "
             "without its vector"
         )
-
-
-RUNTIMES = {"sentence-transformers": ST_RUNTIMES, "qwen3": QWEN3_RUNTIMES}  # embedders with query runtimes
 
 
 def open_query_embedder(index: str | Path, device: str | None = None, runtime: str | None = None) -> Embedder:

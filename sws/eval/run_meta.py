@@ -61,6 +61,7 @@ class RunMeta(BaseModel):
     items: Count | None = None
     ids_sha256: str | None = None
     llm_base_url: str | None = None
+    query_embedding: dict[str, Any] | None = None  # how the environment embeds queries (its /info)
     judge: dict[str, Any] | None = None
     extended: list[Extension] = []
 

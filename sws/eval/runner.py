@@ -120,6 +120,7 @@ def run_evaluation(
     llm: dict[str, Any],
     tools_factory: Callable[[], ToolBox],
     fingerprint: str,
+    query_embedding: dict[str, Any] | None = None,
     judge: dict[str, Any] | None = None,
     dataset: str = "",
     subset: str = "full_test",
@@ -140,7 +141,9 @@ def run_evaluation(
     Ray must be initialised (``sws.raykit.init_ray``). ``out_dir`` is locked for the call (``sws.eval.lock``).
 
     ``data_sha256`` (of the dataset file), ``subset`` and ``sampling_seed`` identify the inputs; ``extend``
-    lets a resume add items after those the run already selected (``sws.eval.run_meta``).
+    lets a resume add items after those the run already selected (``sws.eval.run_meta``). ``query_embedding``
+    (how the environment embeds queries, ``sws.stages.environment``) is recorded in ``run.json`` as it was at
+    the run's start.
 
     ``repair`` first moves unreadable part files to ``out_dir/damaged/`` (their ids are then run again).
 
@@ -167,6 +170,7 @@ def run_evaluation(
                 "model": config.model,
                 "agent_config": config.to_dict(),
                 "fingerprint": fingerprint,
+                "query_embedding": query_embedding,
                 "llm_base_url": llm.get("base_url"),
                 "judge": {k: judge.get(k) for k in ("model", "variant")} if judge else None,
             },

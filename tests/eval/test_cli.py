@@ -125,6 +125,10 @@ def test_a_resume_with_other_inputs_is_refused(leads_root, tmp_path):
     assert (summary["total"], summary["ran"], summary["recorded"], summary["missing"]) == (6, 3, 6, [])
     meta = read_run_meta(run)
     assert (meta.items, [(e.from_items, e.items) for e in meta.extended]) == (6, [(3, 6)])
+    assert meta.query_embedding == {
+        "model": "all-MiniLM-L6-v2",
+        "runtime": "torch",
+    }  # the index's, in process
     ids = [i for p in part_files(run) for i in pq.read_table(p, columns=["id"])["id"].to_pylist()]
     assert len(ids) == len(set(ids)) == 6
     stats = run_stats(run)

@@ -51,13 +51,16 @@ def last_line(result):
     return result.output.strip().splitlines()[-1]
 
 
+QUERY_EMBEDDING = {"model": "all-MiniLM-L6-v2", "runtime": "openvino", "precision": "bf16"}
+
+
 def test_the_fingerprint_is_the_served_indexs(engine, leads_root, tmp_path, monkeypatch):
     """The issue: /info was read without the token (401), every run's fingerprint was "unknown", and runs
     against two different indexes merged; without the token every episode spent an LLM call, then failed."""
     fingerprint = read_manifest(leads_root / "index")["fingerprint"]
     run = tmp_path / "run"
     with (
-        served(engine, {"index": {"fingerprint": fingerprint}}) as url,
+        served(engine, {"index": {"fingerprint": fingerprint}, "query_embedding": QUERY_EMBEDDING}) as url,
         served(engine, {"fingerprint": "b"}) as b,
     ):
         monkeypatch.delenv("SWS_SERVE_TOKEN", raising=False)
@@ -73,6 +76,7 @@ def test_the_fingerprint_is_the_served_indexs(engine, leads_root, tmp_path, monk
         summary = json.loads(result.output[result.output.index("{") :])
         assert (summary["recorded"], summary["errored"]) == (2, 0)
         assert read_run_meta(run).fingerprint == fingerprint
+        assert read_run_meta(run).query_embedding == QUERY_EMBEDDING  # the service's, as /info tells it
         assert set(load_table(run, ["fingerprint"])["fingerprint"].to_pylist()) == {fingerprint}
         other_index = last_line(evaluate(b, run))
         assert f"fingerprint {fingerprint} → b" in other_index and "use a new --out directory" in other_index
