@@ -20,18 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from serve_common import DATA, agent_queries, emit, json_stdout, sample_index
-
-QWEN3_06B = {  # Qwen3-Embedding-0.6B's config.json
-    "hidden_size": 1024,
-    "intermediate_size": 3072,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 8,
-    "head_dim": 128,
-    "max_position_embeddings": 32768,
-    "rope_theta": 1_000_000,
-}
+from embed_qwen3_gpu import random_qwen3
+from serve_common import agent_queries, emit, json_stdout, sample_index
 
 
 def ms_per_query(embedder, queries: list[str], batch: int, limit: int) -> float:
@@ -80,24 +70,6 @@ def measure(
     emit("embed_runtimes", "auto", model=model, picks=make("auto").runtime_info())
 
 
-def random_qwen3_06b(out: Path) -> Path:
-    """A random-weight model directory of Qwen3-Embedding-0.6B's shape (bf16 safetensors) and tokenizer."""
-    import torch
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3Model
-
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_file=str(DATA / "qwen3_tokenizer.json"),
-        eos_token="<|endoftext|>",
-        pad_token="<|endoftext|>",
-    )
-    tokenizer.save_pretrained(out)
-    torch.manual_seed(0)
-    Qwen3Model(Qwen3Config(vocab_size=151_936, tie_word_embeddings=True, **QWEN3_06B)).to(
-        torch.bfloat16
-    ).save_pretrained(out)
-    return out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="batch sizes 1 and 16, fewer questions")
@@ -120,7 +92,7 @@ def main() -> int:
         index=sample_index(),
     )
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(random_qwen3_06b(Path(tmp)))
+        path = str(random_qwen3(Path(tmp), tiny=False))
         measure(
             "qwen3-embedding-0.6b-shape (random weights)",
             lambda runtime: Qwen3Embedder(path, device="cpu", max_length=512, runtime=runtime),

@@ -2,7 +2,7 @@
 an index built with a Qwen3-Embedding-0.6B-shaped model, closed-loop ``POST /search`` clients on the six QA
 sets' questions, vector and rrf at 16 and 256 clients: QPS, p50/p99, and QPS per core of this machine.
 
-The model is random-weight of the real shape (``embed_runtimes.random_qwen3_06b``: the real model's compute
+The model is random-weight of the real shape (``embed_qwen3_gpu.random_qwen3``: the real model's compute
 per query, no download); the bundled sample's chunks are embedded truncated to ``--doc-tokens`` (64) so that
 the CPU build takes minutes (queries are ~30 tokens with Qwen3's instruction, well below it). Rankings are
 noise: this measures serving cost, not retrieval quality.
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import httpx
-from embed_runtimes import random_qwen3_06b
+from embed_qwen3_gpu import random_qwen3
 from loadgen import load
 from serve_common import WORK, agent_queries, emit, json_stdout, sample_index
 from serve_load import TOKEN
@@ -32,7 +32,7 @@ def qwen3_index(doc_tokens: int) -> Path:
 
     model = WORK / "qwen3-embedding-0.6b-shape"
     if not (model / "config.json").is_file():
-        random_qwen3_06b(model)
+        random_qwen3(model, tiny=False)
     out = WORK / f"qwen3-0.6b-shape-index-{doc_tokens}"
     if not (out / "manifest.json").is_file():
         embedder = Qwen3Embedder(str(model), device="cpu", max_length=doc_tokens, runtime="auto")

@@ -10,21 +10,13 @@ import numpy as np
 import pytest
 
 from sws.cache import cache_dir
-from sws.eval.datasets import load_dataset
 from sws.index import WikiIndex
 from sws.index.embedders import SentenceTransformerEmbedder, make_embedder, precision
+from tests.benchmarks.conftest import bench_module
 from tests.index.helpers import lead_pages
 
 QA = Path(__file__).parents[1] / "data" / "qa"
 QUESTIONS = QA / "hotpotqa_test_questions_and_answers.json"
-SIX_SETS = (
-    "2wikimultihop_test_questions_and_answers.json",
-    "bamboogle_test_questions_and_answers.json",
-    "frames_test_set.csv",
-    "hotpotqa_test_questions_and_answers.json",
-    "musique_test_questions_and_answers.json",
-    "popqa_test_sample1000_seed42.flashrag.jsonl",
-)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +38,8 @@ def questions(n: int = 64) -> list[str]:
 
 
 def six_sets_questions(per_set: int = 40) -> list[str]:
-    return [item.question for name in SIX_SETS for item in load_dataset(QA / name)[:per_set]]
+    """``per_set`` questions of each of the six QA sets, interleaved (the benchmarks' query set)."""
+    return bench_module("serve_common").agent_queries("questions", 6 * per_set)
 
 
 def test_vectors_equal_torch_on_questions_and_chunks(embedder, onnx_embedder):

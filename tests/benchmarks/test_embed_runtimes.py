@@ -1,0 +1,40 @@
+"""``benchmarks/embed_runtimes.py`` and ``serve_vs_reference.py``: their measuring parts on real inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.benchmarks.conftest import BENCHMARKS, bench_module
+
+
+def test_recall_is_one_against_itself_and_timings_cover_whole_batches(leads_root, embedder, monkeypatch):
+    bench = bench_module("embed_runtimes")
+    queries = ["Who painted the Mona Lisa?", "capital of France", "When did the Berlin Wall fall?"] * 3
+    assert bench.recall_at_10(leads_root / "index", embedder, embedder.embed_queries(queries), queries) == 1.0
+    calls = []
+    embed = embedder.embed_queries
+    monkeypatch.setattr(embedder, "embed_queries", lambda texts: calls.append(len(texts)) or embed(texts))
+    assert bench.ms_per_query(embedder, queries, batch=4, limit=9) > 0
+    assert calls == [4, 4, 4]  # one warm batch, then the 8 queries of two whole batches
+
+
+def test_the_side_by_side_says_what_is_missing_and_reads_both_sides_alike(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "serve_vs_reference.py"), "--peer", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    (line,) = done.stdout.splitlines()
+    record = json.loads(line)
+    assert done.returncode == 0 and (record["measurement"], record["reason"]) == (
+        "skipped",
+        f"no side-by-side harness at {tmp_path}",
+    )
+    result = {"qps": 12.345, "failed": 3, "latency_ms_ok": {"n": 2, "p99": 10.6}}
+    side = bench_module("serve_vs_reference").side
+    assert side(result) == {"qps": 12.3, "p99_ms": 11, "failed": 3}
+    assert side(result | {"latency_ms_ok": {"n": 0}})["p99_ms"] is None
