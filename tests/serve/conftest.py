@@ -37,9 +37,12 @@ def serve_index(tmp_path_factory, ray_local) -> Path:
 
 @pytest.fixture(scope="session")
 def engine(serve_index):
+    """The in-process engine, its queries embedded as ``sws serve`` embeds them (``serve.embedding.runtime:
+    auto``: OpenVINO bf16 where the CPU has bf16 units, whose rankings may differ from fp32's at near-ties)."""
+    from serve.retrieval.embedding import open_query_embedder
     from sws.search import SearchEngine
 
-    return SearchEngine.open(serve_index)
+    return SearchEngine.open(serve_index, embedder=open_query_embedder(serve_index, "cpu", "auto"))
 
 
 @pytest.fixture(scope="session")
