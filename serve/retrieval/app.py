@@ -12,6 +12,13 @@ deployment on purpose: on a small machine every handle hop costs as much as a ke
 embedding from ``QueryEmbedder`` through a handle: each replica sends its concurrent queries in one call
 (:class:`RequestCoalescer`) and ``@serve.batch`` merges the calls of all replicas into forward passes.
 
+The ingress replicas run on asyncio's own event loop, not uvloop (``ASYNCIO_LOOP``): libuv accepts one new
+connection per loop turn, and a turn of a loop that runs searches inline lasts many milliseconds, so under
+load new connections (HAProxy's, and its health checks) waited in the accept queue for seconds; the checks
+timed out, HAProxy marked the replica down and sent requests to Serve's fallback proxy, whose router
+backs off: 256 keyword clients saw a p99 of 17 s at a p50 of 0.25 s (0.9 s p99 on asyncio's loop, the same
+QPS; ``benchmarks/serve_vs_reference.py``).
+
 Other Ray jobs call ``serve.get_app_handle(name).call_tool.remote(tool, arguments_json)`` (or use
 ``sws.transport.HandleTools``); ``search``, ``open_url``, ``random``, ``tools`` and ``info`` are also handle
 methods.
@@ -48,6 +55,9 @@ def load_serve_config(args: ServeConfig | dict[str, Any] | None) -> ServeConfig:
     ``{"profile": "paper", ...}`` starts from that profile's ``serve:`` section. Unknown keys, wrong types and
     bad values raise ``ValueError``."""
     return merge_section(ServeConfig, args, "serve")
+
+
+ASYNCIO_LOOP = {"env_vars": {"RAY_USE_UVLOOP": "0"}}  # a Ray worker's event loop: asyncio's, not uvloop
 
 
 def _replica_options(replicas: AutoscalingSettings) -> dict[str, Any]:
@@ -289,7 +299,7 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         max_ongoing_requests=cfg.max_ongoing_requests,
         max_queued_requests=cfg.max_queued_requests,
         backpressure_config=BackpressureConfig(status_code=503, retry_after_s=cfg.retry_after_s),
-        ray_actor_options={"num_cpus": cfg.num_cpus},
+        ray_actor_options={"num_cpus": cfg.num_cpus, "runtime_env": ASYNCIO_LOOP},
         graceful_shutdown_timeout_s=5,
         logging_config={"enable_access_log": cfg.access_log},
     )
