@@ -16,8 +16,9 @@ The ingress replicas run on asyncio's own event loop, not uvloop (``ASYNCIO_LOOP
 connection per loop turn, and a turn of a loop that runs searches inline lasts many milliseconds, so under
 load new connections (HAProxy's, and its health checks) waited in the accept queue for seconds; the checks
 timed out, HAProxy marked the replica down and sent requests to Serve's fallback proxy, whose router
-backs off: 256 keyword clients saw a p99 of 17 s at a p50 of 0.25 s (0.9 s p99 on asyncio's loop, the same
-QPS; ``benchmarks/serve_vs_reference.py``).
+backs off: 256 keyword clients saw a p99 of 17 s at a p50 of 0.25 s (0.6 s p99 on asyncio's loop;
+``benchmarks/serve_vs_reference.py``). Each replica installs ``serve.client_bounds`` as it starts, which
+also turns Nagle's algorithm off on its connections (asyncio's loop leaves it on for Ray's sockets).
 
 Other Ray jobs call ``serve.get_app_handle(name).call_tool.remote(tool, arguments_json)`` (or use
 ``sws.transport.HandleTools``); ``search``, ``open_url``, ``random``, ``tools`` and ``info`` are also handle
@@ -36,6 +37,7 @@ import numpy as np
 from ray import serve
 from ray.serve.config import BackpressureConfig
 
+from serve.client_bounds import install as install_client_bounds
 from serve.grpc_binding import bind_replica_grpc_to_node_ip
 from serve.retrieval.embedding import (
     HandleEmbedder,
@@ -82,6 +84,7 @@ class RetrievalIngress:
         from sws.search import SearchEngine
 
         bind_replica_grpc_to_node_ip()
+        install_client_bounds()  # before Serve starts this replica's HTTP server (HAProxy's ingress)
         self.cfg = cfg
         manifest = self.manifest = read_manifest(Path(cfg.index))
         self._embedder = embedder

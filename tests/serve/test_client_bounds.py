@@ -40,14 +40,14 @@ async def app(scope, receive, send):
 def bounded(monkeypatch):
     """``serve(read_timeout_s, max_per_source)``: ``app`` on uvicorn with the protocol ``install`` sets up."""
 
-    def serve(read_timeout_s: float, max_per_source: int) -> ServedApp:
+    def serve(read_timeout_s: float, max_per_source: int, loop: str = "auto") -> ServedApp:
         for name, value in bounds_env(read_timeout_s, max_per_source).items():
             monkeypatch.setenv(name, value)
         monkeypatch.setitem(uvicorn.config.HTTP_PROTOCOLS, "auto", uvicorn.config.HTTP_PROTOCOLS["auto"])
         for name in ("read_timeout_s", "max_per_source"):
             monkeypatch.setattr(BoundedHTTPProtocol, name, getattr(BoundedHTTPProtocol, name))
         install()
-        return ServedApp(app)
+        return ServedApp(app, loop=loop)
 
     return serve
 
@@ -111,3 +111,36 @@ def test_connections_beyond_the_cap_of_an_address_are_closed_at_once(bounded):
     assert beyond == b""  # closed without an answer
     assert other.startswith(b"HTTP/1.1 200 ") and again.startswith(b"HTTP/1.1 200 "), (other, again)
     assert BoundedHTTPProtocol.open_per_source == {}  # every connection counted out
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_every_connection_has_nagle_off(bounded, monkeypatch, loop):
+    """On a socket made as Ray makes its servers' (protocol 0), asyncio's loop leaves Nagle's algorithm on:
+    a response's body then waits ~40 ms for the client's delayed ACK of its headers."""
+    nodelay = []
+    made = BoundedHTTPProtocol.connection_made
+
+    def recording(self, transport):
+        made(self, transport)
+        sock = transport.get_extra_info("socket")
+        nodelay.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    monkeypatch.setattr(BoundedHTTPProtocol, "connection_made", recording)
+    hello = b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    with bounded(60.0, 0, loop=loop) as served:
+        answers = [request(served, hello) for _ in range(3)]
+    assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers), answers
+    assert nodelay == [1, 1, 1]
+
+
+def test_without_environment_no_bounds(monkeypatch):
+    """A Ray that ``sws serve`` did not start (the replicas install the protocol themselves): no deadline,
+    no cap."""
+    for name in bounds_env(1.0, 1):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setitem(uvicorn.config.HTTP_PROTOCOLS, "auto", uvicorn.config.HTTP_PROTOCOLS["auto"])
+    for name in ("read_timeout_s", "max_per_source"):
+        monkeypatch.setattr(BoundedHTTPProtocol, name, 5)
+    install()
+    assert uvicorn.config.HTTP_PROTOCOLS["auto"] == "serve.client_bounds:BoundedHTTPProtocol"
+    assert (BoundedHTTPProtocol.read_timeout_s, BoundedHTTPProtocol.max_per_source) == (0.0, 0)

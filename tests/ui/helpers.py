@@ -300,10 +300,11 @@ def synthetic_run(
 
 
 class ServedApp:
-    """An ASGI app served by uvicorn on 127.0.0.1 (a free port) from a background thread (``lifespan``:
-    uvicorn's setting, "on" for an app that needs its lifespan run)."""
+    """An ASGI app served by uvicorn on 127.0.0.1 (a free port, on a socket made as Ray makes its servers')
+    from a background thread (``lifespan``, ``loop``: uvicorn's settings; "on" for an app that needs its
+    lifespan run)."""
 
-    def __init__(self, app, lifespan: str = "off"):
+    def __init__(self, app, lifespan: str = "off", loop: str = "auto"):
         import uvicorn
 
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -311,7 +312,9 @@ class ServedApp:
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", lifespan=lifespan, timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan=lifespan, loop=loop, timeout_graceful_shutdown=1
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, name="sws-ui", daemon=True
