@@ -18,6 +18,7 @@ Backpressure is the same in both: ``max_ongoing_requests`` per replica, then a q
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import socket
@@ -131,6 +132,44 @@ def wait_healthy(url: str, timeout_s: float = 120.0, stop: threading.Event | Non
     raise TimeoutError(f"{url}/health not healthy after {timeout_s:g} s (last error: {last})")
 
 
+def deploy(app: Any, name: str, route_prefix: str) -> None:
+    """Deploy ``app`` as ``name`` at ``route_prefix`` without waiting for its replicas (:func:`wait_running`)."""
+    from ray import serve
+
+    serve.run_many(
+        [serve.RunTarget(app, name=name, route_prefix=route_prefix)], wait_for_applications_running=False
+    )
+
+
+def wait_running(timeouts_s: dict[str, float], stop: threading.Event | None = None) -> None:
+    """Poll Serve until every application named in ``timeouts_s`` is RUNNING (or ``stop`` is set).
+
+    Raises:
+        RuntimeError: one failed to deploy, with its deployments' reasons (a constructor's traceback, ...).
+        TimeoutError: one was not running within its timeout.
+    """
+    from ray import serve
+    from ray.serve.schema import ApplicationStatus
+
+    start, waiting = time.monotonic(), dict(timeouts_s)
+    while waiting:
+        if stop is not None and stop.is_set():
+            return
+        statuses = serve.status().applications
+        for name, timeout_s in list(waiting.items()):
+            app = statuses.get(name)
+            if app is not None and app.status == ApplicationStatus.RUNNING:
+                del waiting[name]
+            elif app is not None and app.status == ApplicationStatus.DEPLOY_FAILED:
+                reasons = [f"{d}: {s.message}" for d, s in app.deployments.items() if s.message]
+                raise RuntimeError(
+                    f"deploying application {name!r} failed: {'; '.join(reasons) or app.message}"
+                )
+            elif time.monotonic() - start > timeout_s:
+                raise TimeoutError(f"application {name!r} not running after {timeout_s:g} s")
+        time.sleep(0.5)
+
+
 def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> dict[str, str]:
     """Set the environment a local Ray must start with (before ``ray.init``); returns what was set.
 
@@ -215,12 +254,16 @@ def run(
         # built again now that Ray knows this machine's CPUs and GPUs
         app = build_app(with_local_embedding_threads(cfg) if local else cfg)
         serve.start(http_options={"host": cfg.host, "port": cfg.port})
-        serve.run(app, name=cfg.app_name, route_prefix=cfg.route_prefix, blocking=False)
+        # deployed without waiting, so the LLM's replicas start while the retrieval ones do
+        deploy(app, cfg.app_name, cfg.route_prefix)
+        apps = {cfg.app_name: math.inf}  # as long as Serve retries its replicas (then DEPLOY_FAILED)
         ready = {"url": service_url(cfg), "app": cfg.app_name}
         if llm is not None:
-            serve.run(build_llm_app(llm), name=llm.app_name, route_prefix=llm.route_prefix, blocking=False)
+            deploy(build_llm_app(llm), llm.app_name, llm.route_prefix)
+            apps[llm.app_name] = llm_launch.READY_TIMEOUT_S
             ready |= {"llm_url": f"{service_url(replace(cfg, route_prefix=llm.route_prefix))}/v1"}
             ready |= {"llm_app": llm.app_name, "llm_model": served_name(llm)}
+        wait_running(apps, stop)
         wait_healthy(ready["url"], health_timeout_s, stop)
         if llm is not None:
             token = os.environ.get(llm.token_env) if llm.token_env else None

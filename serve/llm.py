@@ -186,7 +186,13 @@ def build_app(cfg: LLMServeConfig | dict[str, Any]) -> Any:
     guard = {k: getattr(cfg, k) for k in GUARD_FIELDS}
     return build_openai_app(
         {
-            "llm_configs": [LLMConfig(**config, server_cls=f"{DEPLOYMENTS}:NodeIPLLMServer")],
+            "llm_configs": [
+                LLMConfig(
+                    **config,
+                    server_cls=f"{DEPLOYMENTS}:NodeIPLLMServer",
+                    callback_config={"callback_class": f"{DEPLOYMENTS}:LocalModelCallback"},
+                )
+            ],
             "ingress_cls_config": {
                 "ingress_cls": f"{DEPLOYMENTS}:GuardedOpenAiIngress",
                 "ingress_extra_kwargs": {"guard": guard},

@@ -9,18 +9,44 @@
   clients send no ``Origin``, a loopback or configured ``Host`` and their ``api_key`` as the bearer token,
   so they pass unchanged. The token is read from the environment in the replica, never shipped in the app.
 
-``serve.llm.build_app`` wires them in (``LLMConfig.server_cls``, ``ingress_cls_config``).
+- :class:`LocalModelCallback` skips Ray Serve LLM's node initialisation where it has nothing to fetch.
+
+``serve.llm.build_app`` wires them in (``LLMConfig.server_cls``, ``ingress_cls_config``, ``callback_config``).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
+import ray
+from ray.llm._internal.common.callbacks.base import CallbackBase
+from ray.llm._internal.common.utils.cloud_utils import is_remote_path
 from ray.serve.llm.deployment import LLMServer
 from ray.serve.llm.ingress import OpenAiIngress
 
 from serve.grpc_binding import bind_replica_grpc_to_node_ip
+
+
+class LocalModelCallback(CallbackBase):
+    """Ray Serve LLM runs a task on each of the engine's nodes before the engine starts, to fetch the model from
+    a cloud mirror; for a model without one (a local folder, or a Hub id that vLLM fetches itself) the task
+    only makes torch's ``kernels`` folder and returns the id. Where every engine bundle is on the replica's own
+    node, this does that here instead and skips the task: a fresh worker process that imports torch and
+    transformers (~10 s of a 2-core machine's start-up)."""
+
+    async def on_before_node_init(self) -> None:
+        engine = self.llm_config.get_engine_config()
+        if engine.mirror_config is not None or is_remote_path(engine.actual_hf_model_id):
+            return
+        nodes = set(ray.util.placement_group_table(self.ctx.placement_group)["bundles_to_node_id"].values())
+        if nodes != {ray.get_runtime_context().get_node_id()}:
+            return
+        import torch
+
+        (Path(torch.hub.get_dir()).parent / "kernels").mkdir(parents=True, exist_ok=True)
+        self.ctx.run_init_node = False
 
 
 class NodeIPLLMServer(LLMServer):

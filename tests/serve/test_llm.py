@@ -209,3 +209,25 @@ def test_built_app_places_the_engine_and_autoscales_the_server(device, bundle):
     server = deployments["NodeIPLLMServer:Qwen3_5-4B"]
     assert server._replica_config.placement_group_bundles == [bundle]
     assert {k: v for k, v in autoscaling_of(server).items() if k in replicas} == replicas
+
+
+@pytest.mark.parametrize(("source", "skipped"), [("/models/qwen3-8b", True), ("s3://models/qwen3-8b", False)])
+def test_node_initialisation_is_skipped_only_where_it_fetches_nothing(ray_local, source, skipped):
+    """A model without a cloud mirror on the replica's own node: Ray Serve LLM's download task is skipped
+    (torch's kernels folder made here instead); a bucket's model is still fetched on every node."""
+    import asyncio
+
+    from ray.llm._internal.serve.core.configs.llm_config import LLMConfig
+    from ray.util.placement_group import placement_group, remove_placement_group
+
+    from serve.llm_deployments import LocalModelCallback
+
+    config = LLMConfig(**llm_config({"model": source, "device": "cpu", "max_model_len": 1024}))
+    group = placement_group([{"CPU": 0.01}])
+    ray_local.get(group.ready())
+    try:
+        callback = LocalModelCallback(llm_config=config, ctx_kwargs={"placement_group": group})
+        asyncio.run(callback.on_before_node_init())
+        assert callback.ctx.run_init_node is not skipped
+    finally:
+        remove_placement_group(group)

@@ -330,3 +330,34 @@ def test_python_proxy_ingress_without_batching(proxy_server, engine, local_tools
         f"{proxy_server.url}/call", content=b"{", headers={"content-type": "application/json"}
     )
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
+
+
+DEPLOY_BROKEN = """
+from ray import serve
+from serve.launch import deploy, wait_running
+
+@serve.deployment
+class Broken:
+    def __init__(self):
+        raise ValueError("the index folder went away")
+
+raised = {}
+deploy(Broken.bind(), "broken", "/broken")
+for name, timeout_s in (("broken", 300), ("absent", 0.0)):
+    try:
+        wait_running({name: timeout_s})
+    except (RuntimeError, TimeoutError) as exc:
+        raised[name] = f"{type(exc).__name__}: {exc}"
+serve.delete("broken")
+print(json.dumps(raised))
+"""
+
+
+def test_an_app_that_cannot_start_is_a_loud_failure_beside_a_running_one(server, http):
+    """``sws serve`` deploys its apps without waiting, then waits for each: a replica whose constructor raises
+    ends the wait with Serve's reason (``sws serve`` then exits non-zero), one never deployed times out."""
+    raised = run_driver(server.ready["ray_address"], DEPLOY_BROKEN, timeout_s=400)
+    assert raised["broken"].startswith("RuntimeError: deploying application 'broken' failed")
+    assert "the index folder went away" in raised["broken"]
+    assert raised["absent"] == "TimeoutError: application 'absent' not running after 0 s"
+    assert http.get("/health", headers=AUTH).status_code == 200  # the running app is left alone
