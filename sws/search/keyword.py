@@ -16,7 +16,7 @@ def best_chunk_per_page(hits: list[KeywordHit], limit: int) -> list[KeywordHit]:
     """Keep each page's best chunk (hits are sorted by score, then row), in score order, at most ``limit``."""
     best: dict[int, KeywordHit] = {}
     for hit in hits:
-        best.setdefault(hit.chunk.page_id, hit)
+        best.setdefault(hit.page_id, hit)
     return list(best.values())[:limit]
 
 
@@ -33,7 +33,10 @@ class KeywordSearcher:
 
     def search(self, query: str, k: int) -> list[Hit]:
         pages = best_chunk_per_page(self.index.search(query, FETCH * k), k) if k >= 1 else []
-        return [Hit(h.chunk, h.score, self.source, text_rank=rank) for rank, h in enumerate(pages, 1)]
+        chunks = self.index.chunks_of(pages)
+        return [
+            Hit(c, h.score, self.source, text_rank=rank) for rank, (h, c) in enumerate(zip(pages, chunks), 1)
+        ]
 
     def batch_search(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         return [self.search(query, k) for query in queries]

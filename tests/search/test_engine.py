@@ -46,10 +46,13 @@ def test_keywords_one_best_chunk_per_page(engine):
 def test_best_chunk_per_page_keeps_first_and_limit(engine):
     raw = engine.index.keyword.search("Bitcoin cryptocurrency blockchain", 30)
     best = best_chunk_per_page(raw, 30)
-    assert {h.chunk.page_id for h in best} == {h.chunk.page_id for h in raw}
+    assert {h.page_id for h in best} == {h.page_id for h in raw}
     for hit in best:
-        assert hit.score == max(h.score for h in raw if h.chunk.page_id == hit.chunk.page_id)
+        assert hit.score == max(h.score for h in raw if h.page_id == hit.page_id)
     assert best_chunk_per_page(raw, 1) == best[:1]
+    chunks = engine.index.keyword.chunks_of(raw)  # the fast fields' page and row are the stored chunk's
+    assert [c.page_id for c in chunks] == [h.page_id for h in raw]
+    assert [engine.index.keyword.chunk_at_row(h.row) for h in raw] == chunks
 
 
 def test_rrf_deterministic_and_hydrated(engine):

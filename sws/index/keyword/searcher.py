@@ -30,11 +30,14 @@ _FIELDS = {
 
 @dataclass(frozen=True, slots=True)
 class KeywordHit:
-    """A raw BM25 chunk hit; ``row`` is the corpus row (ties are broken by it)."""
+    """A raw BM25 chunk hit, read from fast fields alone: ``row`` is the corpus row (ties are broken by it),
+    ``page_id`` its page; its stored chunk is read by :meth:`TantivySearcher.chunks_of` (only for the hits
+    kept: a stored document costs more to read than the search that found it)."""
 
     score: float
     row: int
-    chunk: Chunk
+    page_id: int
+    address: tantivy.DocAddress
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +109,17 @@ class TantivySearcher:
         if q is None or limit < 1:
             return []
         hits = self._chunks.search(q, limit, count=False).hits
-        rows = self._chunks.fast_field_values("row", [addr for _, addr in hits])
-        ranked = sorted(zip(hits, rows), key=lambda hr: (-hr[0][0], hr[1]))
-        return [KeywordHit(score, row, _chunk(self._chunks.doc(addr))) for (score, addr), row in ranked]
+        addrs = [addr for _, addr in hits]
+        rows = self._chunks.fast_field_values("row", addrs)
+        pages = self._chunks.fast_field_values("page_id", addrs)
+        return sorted(
+            (KeywordHit(score, row, page, addr) for (score, addr), row, page in zip(hits, rows, pages)),
+            key=lambda h: (-h.score, h.row),
+        )
+
+    def chunks_of(self, hits: list[KeywordHit]) -> list[Chunk]:
+        """The stored chunks of ``hits`` (of this searcher's :meth:`search`), in order."""
+        return [_chunk(self._chunks.doc(hit.address)) for hit in hits]
 
     def search_titles(self, query: str, limit: int) -> list[TitleHit]:
         """Top ``limit`` pages by BM25 over the title alone; ties by corpus row."""
