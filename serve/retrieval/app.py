@@ -102,8 +102,9 @@ class RetrievalIngress:
                 built["spec"], built["dim"], self._remote_embed, self._remote_embed_batch
             )
         else:  # the in-replica model, loaded now: fail at startup, not on a request
-            engine_embedder = open_query_embedder(cfg.index, cfg.embedding.device, cfg.embedding.runtime)
-            remote = describe_embedder(engine_embedder, cfg.embedding.device)
+            device = cfg.embedding.device or "cpu"  # the ingress holds no GPU
+            engine_embedder = open_query_embedder(cfg.index, device, cfg.embedding.runtime)
+            remote = describe_embedder(engine_embedder, device)
         engine = SearchEngine.open(cfg.index, embedder=engine_embedder, ef_search=cfg.ef_search)
         try:
             self.replica = serve.get_replica_context().replica_id.to_full_id_str()

@@ -100,9 +100,11 @@ class HandleEmbedder(Embedder):
         )
 
 
-def open_query_embedder(index: str | Path, device: str | None = None, runtime: str | None = None) -> Embedder:
-    """The index's embedder (its manifest's spec) on ``device`` with the query ``runtime`` (see
-    :class:`QueryEmbedder`).
+def open_query_embedder(
+    index: str | Path, device: str | None = None, runtime: str | None = None, threads: int | None = None
+) -> Embedder:
+    """The index's embedder (its manifest's spec) on ``device`` with the query ``runtime`` and CPU ``threads``
+    (see :class:`QueryEmbedder`).
 
     Raises:
         ValueError: an explicit runtime for an embedder without runtimes, or one it does not know.
@@ -112,8 +114,9 @@ def open_query_embedder(index: str | Path, device: str | None = None, runtime: s
     from sws.index.manifest import read_manifest
 
     spec = dict(read_manifest(Path(index))["embedder"]["spec"])
-    if device and spec["kind"] in RUNTIMES:
-        spec["device"] = device
+    if spec["kind"] in RUNTIMES:
+        spec |= {"device": device} if device else {}
+        spec |= {"threads": threads} if threads else {}
     if runtime == "auto" and spec["kind"] not in RUNTIMES:
         runtime = None
     if runtime:
@@ -139,7 +142,7 @@ class QueryEmbedder:
     Args:
         index: the index directory (its manifest names the embedder).
         device: torch device for local models ("cuda", "cpu"); None: the library's choice.
-        threads: torch CPU threads (None: leave as Ray set them).
+        threads: the embedder's CPU threads (None: leave as Ray set them).
         max_batch_size, batch_wait_timeout_s: ``@serve.batch`` knobs (also adjustable via ``user_config``).
         runtime: the query runtime of a sentence-transformers or Qwen3 index (``RUNTIMES``; "auto": the
             fastest the hardware has that passes the agreement gate, and for other embedders the index's;
@@ -157,11 +160,7 @@ class QueryEmbedder:
         runtime: str | None = None,
     ):
         bind_replica_grpc_to_node_ip()
-        if threads:
-            import torch
-
-            torch.set_num_threads(threads)
-        self.embedder = open_query_embedder(index, device, runtime)
+        self.embedder = open_query_embedder(index, device, runtime, threads)
         self.device = device
         self.reconfigure({"max_batch_size": max_batch_size, "batch_wait_timeout_s": batch_wait_timeout_s})
 

@@ -4,6 +4,8 @@ questions; "auto" picks by the hardware and passes over a runtime that fails the
 
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -63,11 +65,85 @@ def test_export_is_cached_and_spec_round_trips(onnx_embedder, monkeypatch, tmp_p
     assert onnx_embedder.spec()["runtime"] == "onnx"
     monkeypatch.setenv("SWS_CACHE", str(tmp_path))
     make_embedder(**onnx_embedder.spec(), device="cpu")
-    exported = list(cache_dir("onnx").glob("*.onnx"))
+    exported = list(cache_dir("onnx").glob("*/model.onnx"))
     assert len(exported) == 1
     stamp = exported[0].stat().st_mtime_ns
     make_embedder(**onnx_embedder.spec(), device="cpu")
-    assert [p.stat().st_mtime_ns for p in cache_dir("onnx").glob("*.onnx")] == [stamp]
+    assert [p.stat().st_mtime_ns for p in cache_dir("onnx").glob("*/model.onnx")] == [stamp]
+
+
+LIGHT_OPEN = """
+import json, sys
+from sws.index.embedders import SentenceTransformerEmbedder
+embedder = SentenceTransformerEmbedder(device="cpu", runtime=sys.argv[1])
+rows = embedder.embed_documents(json.loads(sys.argv[2]))
+heavy = [name for name in ("torch", "transformers", "sentence_transformers", "sklearn") if name in sys.modules]
+print(json.dumps({"info": embedder.runtime_info(), "dim": embedder.dim, "heavy": heavy, "rows": rows.tolist()}))
+"""
+
+
+@pytest.mark.parametrize("runtime", ["auto", "onnx"])
+def test_a_cached_export_opens_without_pytorch_and_gives_the_same_vectors(runtime):
+    """A replica's start: the export in the cache is all an exported runtime reads (no PyTorch, transformers
+    or sentence-transformers import); vectors and the gate's cosine as from the loaded model."""
+    texts = questions(5) + [lead_pages()[0]["chunks"][0]]
+    loaded = SentenceTransformerEmbedder(runtime=runtime)  # device None: the PyTorch model is loaded
+    assert loaded._model is not None
+    out = subprocess.run(
+        [sys.executable, "-c", LIGHT_OPEN, runtime, json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    light = json.loads(out.stdout)
+    assert light["heavy"] == [] and light["dim"] == loaded.dim == 384
+    assert light["info"] == loaded.runtime_info()
+    assert np.array_equal(np.asarray(light["rows"], dtype=np.float32), loaded.embed_documents(texts))
+
+
+def test_the_exported_tokenizer_gives_the_models_ids(embedder, onnx_embedder):
+    """The export's tokenizer (``tokenizers`` alone) against transformers' on questions and long passages."""
+    chunks = [c for p in lead_pages() for c in p["chunks"]]
+    texts = six_sets_questions(10) + chunks + [" ".join(chunks)]
+    expected = embedder._model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
+    assert onnx_embedder._encoder.token_ids(texts) == expected
+    assert max(len(row) for row in expected) == 256  # some were truncated
+
+
+def test_a_damaged_or_stale_export_is_made_again(tmp_path, monkeypatch):
+    """A truncated ONNX file or an unreadable reference is written again; a changed model folder has an export
+    of its own; a reference whose token ids are not the tokenizer's is refused by name."""
+    import shutil
+
+    from sws.index.embedders.st import packaged_minilm_dir
+    from sws.index.embedders.st_exported import export_dir
+
+    monkeypatch.setenv("SWS_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "minilm"
+    shutil.copytree(packaged_minilm_dir(), model)
+    first = SentenceTransformerEmbedder(str(model), device="cpu", runtime="onnx").embed_documents(["x y"])
+    folder = export_dir(str(model))
+    whole = (folder / "model.onnx").read_bytes()
+    (folder / "model.onnx").write_bytes(whole[: len(whole) // 2])
+    (folder / "reference-256.json").write_text("{")
+    again = SentenceTransformerEmbedder(str(model), device="cpu", runtime="onnx")
+    assert again._model is not None and (folder / "model.onnx").read_bytes() == whole
+    assert np.array_equal(again.embed_documents(["x y"]), first)
+    saved = json.loads((folder / "reference-256.json").read_text())
+    saved["ids"][0][1] += 1
+    (folder / "reference-256.json").write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="the exported tokenizer's ids differ from the model's"):
+        SentenceTransformerEmbedder(str(model), device="cpu", runtime="onnx")
+    (model / "config.json").write_text((model / "config.json").read_text() + "\n")
+    assert export_dir(str(model)) != folder
+
+
+def test_bf16_units_are_read_from_the_kernels_flags_as_pytorch_reads_them():
+    import torch
+
+    assert precision.cpu_has_bf16() == bool(
+        torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    )
 
 
 def test_unknown_runtime_is_refused():

@@ -7,6 +7,9 @@ kind) with both and requires every cosine to be at least :data:`MIN_COSINE`.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
 MIN_COSINE = 0.999
@@ -41,7 +44,12 @@ class RuntimeQualityError(ValueError):
 
 
 def cpu_has_bf16() -> bool:
-    """Whether this CPU has bf16 matrix or vector units (AMX or AVX-512 BF16) that oneDNN and OpenVINO use."""
+    """Whether this CPU has bf16 matrix or vector units (AMX or AVX-512 BF16) that oneDNN and OpenVINO use: on
+    Linux the flags the kernel enabled (``/proc/cpuinfo``; no PyTorch import), elsewhere PyTorch's probe."""
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = re.search(r"^flags\s*:(.*)$", cpuinfo.read_text(), re.MULTILINE) if cpuinfo.is_file() else None
+    if flags:  # x86 (ARM's lines are "Features")
+        return bool(set(flags.group(1).split()) & {"amx_tile", "avx512_bf16"})
     import torch
 
     return bool(torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported())

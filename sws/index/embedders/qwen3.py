@@ -56,6 +56,7 @@ class Qwen3Embedder(Embedder):
             queries per core on AMX) or "auto" (bf16 where the CPU has bf16 units, else float32); bf16 on the
             CPU must pass the agreement gate against float32 at start (``sws.index.embedders.precision``),
             which "auto" falls back from (a warning). On a GPU every runtime is bf16.
+        threads: PyTorch's CPU threads (None: as the process has them).
     """
 
     kind = "qwen3"
@@ -70,9 +71,13 @@ class Qwen3Embedder(Embedder):
         max_batch_tokens: int = 65536,
         query_task: str | None = None,
         runtime: str = "torch",
+        threads: int | None = None,
     ):
         import torch
         from transformers import AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
 
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from sws.index.embedders.base import Embedder
+from sws.index.embedders.st_exported import Export, Reference, find_export, write_export
 
 logger = logging.getLogger(__name__)
 MINILM = "all-MiniLM-L6-v2"
@@ -40,7 +41,11 @@ class SentenceTransformerEmbedder(Embedder):
             "openvino" (bf16 where the CPU has bf16 units) or "auto" (on the CPU, for a mean-pooled model:
             openvino on a CPU with bf16 units, else onnx; torch otherwise). Exported runtimes run on the CPU
             for mean-pooled models (``st_exported``), keep the fingerprint, and must pass the agreement gate
-            (``sws.index.embedders.precision``) at start; "auto" passes over one that fails (a warning).
+            (``sws.index.embedders.precision``) at start; "auto" passes over one that fails (a warning). With
+            ``device="cpu"`` and the export in the cache, an exported runtime opens from it alone: the PyTorch
+            model is not loaded (nor PyTorch, transformers or sentence-transformers imported).
+        threads: CPU threads of the runtime (None: as the process has them; exported runtimes:
+            ``st_exported.default_threads``).
     """
 
     kind = "sentence-transformers"
@@ -54,23 +59,22 @@ class SentenceTransformerEmbedder(Embedder):
         max_length: int | None = None,
         query_task: str | None = None,
         runtime: str = "torch",
+        threads: int | None = None,
     ):
         super().__init__(model, query_task)
-        path = str(packaged_minilm_dir()) if model.lower() in _MINILM_NAMES else model
-        local = Path(path).is_dir()  # then nothing is asked of the Hub (no process-wide HF_HUB_OFFLINE)
-        from sentence_transformers import SentenceTransformer
-
-        self.batch_size = batch_size
-        self._model = SentenceTransformer(path, device=device, local_files_only=local)
-        if max_length is not None:
-            self._model.max_seq_length = max_length
-        self.max_length = int(self._model.max_seq_length)
         if runtime not in RUNTIMES:
             raise ValueError(f"unknown runtime {runtime!r}; expected one of {', '.join(RUNTIMES)}")
+        self._path = str(packaged_minilm_dir()) if model.lower() in _MINILM_NAMES else model
+        self._device, self._threads, self.batch_size, self._model = device, threads, batch_size, None
+        self._export = find_export(self._path) if device == "cpu" and runtime != "torch" else None
+        if self._export is None:
+            self._load(max_length)
+        else:
+            self.max_length = max_length or self._export.max_length
         self.runtime, self.min_cosine, self._encoder = "torch", 1.0, None
         for candidate in self._candidates(runtime):
             try:
-                self._encoder, self.min_cosine = self._start(candidate, path)
+                self._encoder, self.min_cosine = self._start(candidate)
             except (ImportError, ValueError) as exc:
                 if runtime != "auto":
                     raise
@@ -79,32 +83,66 @@ class SentenceTransformerEmbedder(Embedder):
             self.runtime = candidate
             break
 
+    def _load(self, max_length: int | None = None) -> None:
+        """The PyTorch model (once)."""
+        if self._model is not None:
+            return
+        from sentence_transformers import SentenceTransformer
+
+        local = Path(self._path).is_dir()  # then nothing is asked of the Hub (no process-wide HF_HUB_OFFLINE)
+        if self._threads:
+            import torch
+
+            torch.set_num_threads(self._threads)
+        self._model = SentenceTransformer(self._path, device=self._device, local_files_only=local)
+        if max_length is not None:
+            self._model.max_seq_length = max_length
+        self.max_length = int(self._model.max_seq_length)
+
     def _candidates(self, runtime: str) -> list[str]:
         if runtime != "auto":
             return [runtime]
         from sws.index.embedders.precision import cpu_has_bf16
         from sws.index.embedders.st_exported import is_mean_pooled
 
-        if self._model.device.type != "cpu" or not is_mean_pooled(self._model):
+        if self._export is None and (self._model.device.type != "cpu" or not is_mean_pooled(self._model)):
             return ["torch"]
         return ["openvino", "onnx", "torch"] if cpu_has_bf16() else ["onnx", "torch"]
 
-    def _start(self, runtime: str, path: str) -> tuple[Any, float]:
-        """The encoder of an exported ``runtime`` (None for torch) and its least cosine to torch's vectors.
+    def _start(self, runtime: str) -> tuple[Any, float]:
+        """The encoder of an exported ``runtime`` (None for torch) and its least cosine to torch's vectors on
+        the probe texts (the reference: the export's, computed once with PyTorch).
 
         Raises:
             ImportError: its package is missing.
-            ValueError: the model is not mean-pooled, or the vectors fail the agreement gate.
+            ValueError: the model is not mean-pooled, its tokenizer outside transformers gives other ids, or
+                the vectors fail the agreement gate.
         """
         if runtime == "torch":
+            self._load(self.max_length)
             return None, 1.0
         from sws.index.embedders.precision import PROBE_TEXTS, check_agreement
         from sws.index.embedders.st_exported import OnnxMeanPooledEncoder, OpenVinoMeanPooledEncoder
 
+        export = self._export or write_export(self._model, self._path)
+        reference = export.reference(self.max_length) or self._reference(export)
         kind = OpenVinoMeanPooledEncoder if runtime == "openvino" else OnnxMeanPooledEncoder
-        encoder = kind(self._model, path, self.max_length, self.batch_size)
+        encoder = kind(export, self.max_length, self.batch_size, self._threads)
         texts = list(PROBE_TEXTS)
-        return encoder, check_agreement(runtime, encoder.encode(texts), self._torch_encode(texts))
+        if encoder.token_ids(texts) != reference.ids:
+            raise ValueError(f"runtime {runtime!r}: the exported tokenizer's ids differ from the model's")
+        return encoder, check_agreement(runtime, encoder.encode(texts), reference.vectors)
+
+    def _reference(self, export: Export) -> Reference:
+        """The probe texts' ids and fp32 vectors from the PyTorch model, saved in the export."""
+        from sws.index.embedders.precision import PROBE_TEXTS
+
+        self._load(self.max_length)
+        texts = list(PROBE_TEXTS)
+        ids = self._model.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        reference = Reference(self.max_length, [list(row) for row in ids], self._torch_encode(texts))
+        export.write_reference(reference)
+        return reference
 
     def runtime_info(self) -> dict[str, Any]:
         precision = self._encoder.precision if self._encoder is not None else "fp32"
@@ -112,7 +150,7 @@ class SentenceTransformerEmbedder(Embedder):
 
     @property
     def dim(self) -> int:
-        return int(self._model.get_embedding_dimension())
+        return self._export.dim if self._model is None else int(self._model.get_embedding_dimension())
 
     def spec(self) -> dict[str, Any]:
         extra = {"runtime": self.runtime} if self.runtime != "torch" else {}
