@@ -9,7 +9,15 @@ from typing import Any
 import numpy as np
 
 from sws.index.embedders.base import Embedder
-from sws.index.embedders.st_exported import Export, Reference, find_export, write_export
+from sws.index.embedders.st_exported import (
+    Export,
+    OnnxMeanPooledEncoder,
+    OpenVinoMeanPooledEncoder,
+    Reference,
+    find_export,
+    is_mean_pooled,
+    write_export,
+)
 
 logger = logging.getLogger(__name__)
 MINILM = "all-MiniLM-L6-v2"
@@ -103,7 +111,6 @@ class SentenceTransformerEmbedder(Embedder):
         if runtime != "auto":
             return [runtime]
         from sws.index.embedders.precision import cpu_has_bf16
-        from sws.index.embedders.st_exported import is_mean_pooled
 
         if self._export is None and (self._model.device.type != "cpu" or not is_mean_pooled(self._model)):
             return ["torch"]
@@ -122,7 +129,6 @@ class SentenceTransformerEmbedder(Embedder):
             self._load(self.max_length)
             return None, 1.0
         from sws.index.embedders.precision import PROBE_TEXTS, check_agreement
-        from sws.index.embedders.st_exported import OnnxMeanPooledEncoder, OpenVinoMeanPooledEncoder
 
         export = self._export or write_export(self._model, self._path)
         reference = export.reference(self.max_length) or self._reference(export)
