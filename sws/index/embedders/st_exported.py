@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -176,7 +177,11 @@ def write_export(model: Any, source: str) -> Export:
 
 
 def default_threads() -> int | None:
-    """``OMP_NUM_THREADS`` where it is set (Ray sets it to an actor's CPUs), else None: the runtime's default."""
+    """PyTorch's intra-op threads where the process imported it (a caller's ``torch.set_num_threads`` holds for
+    every runtime), else ``OMP_NUM_THREADS`` where it is set (Ray sets it to an actor's CPUs), else None: the
+    runtime's default."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"].get_num_threads()
     return int(os.environ["OMP_NUM_THREADS"]) if os.environ.get("OMP_NUM_THREADS") else None
 
 
