@@ -34,7 +34,23 @@ def test_the_side_by_side_says_what_is_missing_and_reads_both_sides_alike(tmp_pa
         "skipped",
         f"no side-by-side harness at {tmp_path}",
     )
-    result = {"qps": 12.345, "failed": 3, "latency_ms_ok": {"n": 2, "p99": 10.6}}
+    result = {"qps": 12.345, "failed": 3, "latency_ms_ok": {"n": 2, "p99": 10.6}, "started": 250}
     side = bench_module("serve_vs_reference").side
-    assert side(result) == {"qps": 12.3, "p99_ms": 11, "failed": 3}
+    assert side(result) == {"qps": 12.3, "p99_ms": 11, "failed": 3, "asked": 250}
     assert side(result | {"latency_ms_ok": {"n": 0}})["p99_ms"] is None
+
+
+def test_a_cell_pools_its_rounds_and_flags_repeated_questions():
+    bench = bench_module("serve_vs_reference")
+
+    def window(qps, failed=0, asked=1000):
+        return {"qps": qps, "p99_ms": 50, "failed": failed, "asked": asked}
+
+    swinging = [(window(400.0), window(300.0)), (window(200.0), window(320.0))]  # 0.75 then 1.6
+    verdict = bench.pooled(swinging, "keywords")
+    assert (verdict["ratio"], verdict["round_ratios"], verdict["passed"]) == (1.03, [0.75, 1.6], True)
+    assert not bench.pooled([(window(400.0), window(300.0))], "keywords")["passed"]
+    assert not bench.pooled([(window(10.0), window(30.0, failed=1))], "rrf")["passed"]  # 3x, one failed
+    many = bench.START_STRIDE + 1
+    assert bench.pooled([(window(10.0, asked=many), window(30.0))], "rrf")["repeats"]
+    assert not bench.pooled([(window(10.0, asked=many), window(30.0))], "keywords")["repeats"]  # nothing cached
