@@ -73,14 +73,16 @@ def side(result: dict) -> dict:
 def pooled(rounds: list[tuple[dict, dict]], method: str) -> dict:
     """A cell's verdict from its ``(reference, sws)`` windows (:func:`side`): the ratio of the QPS summed over
     the rounds (equal windows: the ratio of the requests), each round's ratio, whether any window of an
-    embedding method asked more than :data:`START_STRIDE` questions (the reference may then have met one twice)."""
+    embedding method but the last asked more than :data:`START_STRIDE` questions (the next round's reference
+    window may then meet one of them again)."""
     theirs, ours = sum(ref["qps"] for ref, _ in rounds), sum(sws["qps"] for _, sws in rounds)
     ratio = round(ours / theirs, 2) if theirs else None
     clean = all(sws["failed"] == 0 for _, sws in rounds)
     return {
         "ratio": ratio,
         "round_ratios": [round(sws["qps"] / ref["qps"], 2) if ref["qps"] else None for ref, sws in rounds],
-        "repeats": method != "keywords" and any(w["asked"] > START_STRIDE for pair in rounds for w in pair),
+        "repeats": method != "keywords"
+        and any(w["asked"] > START_STRIDE for pair in rounds[:-1] for w in pair),
         "passed": clean and ratio is not None and ratio >= GOALS[method],
         "goal": f"pooled ratio >= {GOALS[method]}, sws 0 failed",
     }

@@ -52,5 +52,9 @@ def test_a_cell_pools_its_rounds_and_flags_repeated_questions():
     assert not bench.pooled([(window(400.0), window(300.0))], "keywords")["passed"]
     assert not bench.pooled([(window(10.0), window(30.0, failed=1))], "rrf")["passed"]  # 3x, one failed
     many = bench.START_STRIDE + 1
-    assert bench.pooled([(window(10.0, asked=many), window(30.0))], "rrf")["repeats"]
-    assert not bench.pooled([(window(10.0, asked=many), window(30.0))], "keywords")["repeats"]  # nothing cached
+    overlapping = [(window(10.0, asked=many), window(30.0)), (window(10.0), window(30.0))]
+    assert bench.pooled(overlapping, "rrf")["repeats"]
+    assert not bench.pooled(overlapping, "keywords")["repeats"]  # nothing cached
+    assert not bench.pooled(overlapping[::-1], "rrf")[
+        "repeats"
+    ]  # the last window's questions are not asked again
