@@ -1,5 +1,5 @@
 """The retrieval app's deployments and builder: ``RetrievalIngress`` (HTTP + MCP + handle API over the opened
-index) and ``QueryEmbedder`` (query embeddings with ``@serve.batch``, on a GPU when there is one; in
+index) and ``QueryEmbedder`` (query embeddings in dynamic batches, on a GPU when there is one; in
 ``embedding.py``).
 
     serve.run(build_app(ServeConfig(index="sws-out/index")), name="sws", route_prefix="/")
@@ -10,7 +10,7 @@ into memory) and runs the engine on its event loop (``service.py``). Ingress and
 deployment on purpose: on a small machine every handle hop costs as much as a keyword search
 (``benchmarks/serve_http.py``); replicas scale the pair together. Vector and RRF queries get their
 embedding from ``QueryEmbedder`` through a handle: each replica sends its concurrent queries in one call
-(:class:`RequestCoalescer`) and ``@serve.batch`` merges the calls of all replicas into forward passes.
+(:class:`RequestCoalescer`), and the embedder merges the calls of all replicas into forward passes.
 
 The ingress replicas run on asyncio's own event loop, not uvloop (``ASYNCIO_LOOP``): libuv accepts one new
 connection per loop turn, and a turn of a loop that runs searches inline lasts many milliseconds, so under

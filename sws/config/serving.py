@@ -56,11 +56,12 @@ CLUSTER_REPLICAS = AutoscalingSettings(
 
 @dataclass
 class QueryEmbeddingConfig:
-    """The query-embedding deployment (dynamic batching with ``@serve.batch``)."""
+    """The query-embedding deployment (dynamic batching: one forward pass at a time, the queries that arrive
+    meanwhile go in the next)."""
 
     batching: bool = True  # False: every retrieval replica embeds its own queries in-process
     max_batch_size: int = 32
-    batch_wait_timeout_s: float = 0.002  # low-load latency vs batch size; under load batches fill first
+    batch_wait_timeout_s: float = 0.002  # how long a query waits for company while the embedder is idle
     replicas: AutoscalingSettings = field(default_factory=AutoscalingSettings)
     num_cpus: float = 1.0
     num_gpus: float | None = None  # None: 1 when the cluster has a GPU when the app is built, else 0

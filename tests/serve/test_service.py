@@ -300,6 +300,40 @@ def test_request_coalescer_sends_concurrent_items_together():
     assert isinstance(failed[0], RuntimeError)
 
 
+def test_request_coalescer_with_one_list_in_flight_sends_late_arrivals_together():
+    """The embedder's batches: items arriving one by one while a list runs leave together when it returns,
+    not the first of them alone (``@serve.batch`` formed a lone batch then); items arriving at a free slot wait
+    ``linger_s`` for company, a full list never waits, and items that waited for a busy slot do not linger."""
+    import asyncio
+
+    from serve.retrieval.embedding import RequestCoalescer
+
+    sent: list[list[int]] = []
+
+    async def scenario(linger_s: float, max_items: int = 64):
+        sent.clear()
+        gate = asyncio.Event()
+
+        async def send(items):
+            sent.append(list(items))
+            await gate.wait()
+            return items
+
+        coalesce = RequestCoalescer(send, max_items=max_items, max_in_flight=1, linger_s=linger_s)
+        calls = [asyncio.ensure_future(coalesce(i)) for i in range(3)]  # arrive in one loop turn
+        await asyncio.sleep(0)
+        for i in range(3, 8):  # arrive one loop turn apart while the first list runs
+            calls.append(asyncio.ensure_future(coalesce(i)))
+            await asyncio.sleep(0)
+        gate.set()
+        assert await asyncio.gather(*calls) == list(range(8))
+        return list(sent)
+
+    assert asyncio.run(scenario(0.0)) == [[0], [1, 2, 3, 4, 5, 6, 7]]
+    assert asyncio.run(scenario(0.05)) == [list(range(8))]  # all came within the linger
+    assert asyncio.run(scenario(60.0, max_items=3)) == [[0, 1, 2], [3, 4, 5], [6, 7]]
+
+
 def test_mcp_get_streams_are_capped_and_closed_when_idle(service):
     """A stateless server sends nothing on a GET stream, yet each holds a request slot: beyond
     ``max_streams`` open ones a GET gets 503 (JSON, Retry-After); an idle stream is closed, freeing its slot."""
