@@ -193,6 +193,22 @@ def test_a_texts_vector_does_not_depend_on_its_batch(openvino_embedder, onnx_emb
         assert np.array_equal(alone[::-1], encoder.embed_documents(texts[::-1]))
 
 
+def test_each_text_is_padded_to_a_width_of_its_own_not_to_its_batchs_longest(
+    openvino_embedder, onnx_embedder
+):
+    """A batch runs as groups of one width each, longest first: ONNX Runtime's the next multiple of 8 (padding
+    16 questions to the longest of them cost more than batching saved), OpenVINO's the next power of two."""
+    lengths = [5, 17, 9, 30, 8]
+    assert onnx_embedder._encoder._groups(lengths) == [([3], 32), ([1], 24), ([2], 16), ([4, 0], 8)]
+    assert openvino_embedder._encoder._groups(lengths) == [([3, 1], 32), ([2, 4, 0], 16)]
+
+
+def test_onnx_pool_threads_sleep_when_idle(onnx_embedder):
+    """A query replica shares its cores with the ingress: spinning pool threads took the CPU it needed."""
+    options = onnx_embedder._encoder._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_auto_picks_by_the_hardware_and_passes_over_a_runtime_below_the_gate(monkeypatch, caplog):
     fast = "openvino" if precision.cpu_has_bf16() else "onnx"
     auto = SentenceTransformerEmbedder(device="cpu", runtime="auto")

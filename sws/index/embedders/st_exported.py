@@ -262,6 +262,9 @@ class OnnxMeanPooledEncoder(MeanPooledEncoder):
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or 0
         options.inter_op_num_threads = 1
+        # idle pool threads sleep instead of spinning: a query replica shares its cores with the ingress and
+        # HAProxy (sws serve on 2 cores, 16 clients: vector 1.20x, rrf 1.18x the QPS)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def _hidden(self, feed: dict[str, np.ndarray]) -> np.ndarray:
