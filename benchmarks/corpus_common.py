@@ -12,6 +12,7 @@ import html
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -32,12 +33,18 @@ SAMPLE = bundled_sample_dump()  # the gensim enwiki slice: 206 pages, 106 articl
 
 
 def machine_info() -> dict:
-    """What the figures were measured on. The dev box is shared: ``loadavg`` shows how busy it was."""
+    """What the figures were measured on. The dev box is shared: ``loadavg`` shows how busy it was; its CPU
+    model and bf16 units change between sessions (an AMX Xeon one day, an AVX2 EPYC the next), and with them
+    which query runtime ``auto`` picks."""
+    from sws.index.embedders.precision import cpu_has_bf16
+
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
     return {
+        "cpu": cpu_model(),
+        "cpu_bf16": cpu_has_bf16(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": usable,
         "platform": platform.platform(),
@@ -46,6 +53,16 @@ def machine_info() -> dict:
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what the platform module says."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file() and (
+        found := re.search(r"^model name\s*:\s*(.+)$", cpuinfo.read_text(), re.MULTILINE)
+    ):
+        return found.group(1).strip()
+    return platform.processor() or platform.machine()
 
 
 MACHINE = machine_info()

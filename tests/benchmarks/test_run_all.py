@@ -30,6 +30,7 @@ def test_one_cheap_benchmark_gives_the_report(tmp_path):
     assert done.returncode == 0, done.stderr
     assert set(report) >= {"date", "machine", "loadavg_before", "loadavg_after", "steps", "ratios", "goals"}
     assert len(report["loadavg_before"]) == 3 and report["machine"]["cpus_usable"] >= 1
+    assert report["machine"]["cpu"] and isinstance(report["machine"]["cpu_bf16"], bool)  # the CPU's kind
     ran, skipped = report["steps"]
     assert (ran["name"], ran["rc"], skipped["name"]) == ("corpus_tokens", 0, "gpu_llm")
     assert "--repeat 1" in ran["command"] and "GPU" in skipped["skipped"]
