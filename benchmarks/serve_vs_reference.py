@@ -95,6 +95,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="no 512-client cells")
     parser.add_argument("--rounds", type=int, default=3, help="alternating window pairs per cell (default 3)")
     parser.add_argument("--methods", nargs="+", choices=GOALS, default=list(GOALS), help="methods measured")
+    parser.add_argument(
+        "--clients", nargs="+", type=int, help="client counts measured (default: every cell's)"
+    )
     args = parser.parse_args()
     json_stdout()
     if args.rounds < 1:
@@ -108,7 +111,7 @@ def main() -> int:
     with ServeProcess(index, log_path=str(index) + "-vs-reference.log") as server:
         try:
             for method, clients, seconds, warmup, rounds in cells:
-                if method not in args.methods:
+                if method not in args.methods or (args.clients and clients not in args.clients):
                     continue
                 reference(args.peer, "stop", str(REFERENCE_PORT))
                 reference(args.peer, str(index.parent / "corpus"), str(REFERENCE_PORT))
