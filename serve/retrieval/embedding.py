@@ -33,12 +33,8 @@ class RequestCoalescer:
     """
 
     def __init__(self, send: Any, max_items: int = 64, max_in_flight: int = 2, linger_s: float = 0.0):
-        self._send, self.max_items, self.max_in_flight, self.linger_s = (
-            send,
-            max_items,
-            max_in_flight,
-            linger_s,
-        )
+        self._send, self.max_items, self.max_in_flight = send, max_items, max_in_flight
+        self.linger_s = linger_s
         self._pending: list[tuple[Any, asyncio.Future]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._in_flight = 0
@@ -59,6 +55,9 @@ class RequestCoalescer:
             batch, self._pending = self._pending[: self.max_items], self._pending[self.max_items :]
             self._in_flight += 1
             asyncio.ensure_future(self._run(batch))
+        if not self._pending and self._timer:  # what it waited for has left
+            self._timer.cancel()
+            self._timer = None
 
     def _linger_over(self) -> None:
         self._timer = None
