@@ -234,7 +234,7 @@ def run(
         from serve.llm import build_app as build_llm_app
         from serve.llm import llm_config, served_name
 
-        llm = llm_launch.beside_retrieval(llm, cfg)
+        llm = llm_launch.with_fetched_model(llm_launch.beside_retrieval(llm, cfg))
         llm_config(llm)  # validated; the app is built on Ray (Ray Serve LLM's builder starts one otherwise)
     local = not (ray_address or os.environ.get("RAY_ADDRESS"))
     ledger = None

@@ -13,7 +13,7 @@ by load instead of blind round-robin.
 
 One config, two engines: ``device: gpu`` needs the ``gpu`` extra (vLLM's CUDA build), ``device: cpu`` the
 ``llm-cpu`` extra (vLLM's CPU build: Ray Serve LLM's CPU accelerator, the KV cache through
-``VLLM_CPU_KVCACHE_SPACE``, chunked prefill off). :func:`llm_config` needs neither vLLM nor a GPU.
+``VLLM_CPU_KVCACHE_SPACE``, the engine's cores through ``VLLM_CPU_NUM_OF_RESERVED_CPU``, chunked prefill off). :func:`llm_config` needs neither vLLM nor a GPU.
 """
 
 from __future__ import annotations
@@ -102,9 +102,17 @@ def llm_config(cfg: LLMServeConfig | dict[str, Any]) -> dict[str, Any]:
         out |= {
             "accelerator_config": {"kind": "cpu"},
             "placement_group_config": {"bundle_per_worker": {"CPU": cfg.num_cpus}},
-            "runtime_env": {"env_vars": {"VLLM_CPU_KVCACHE_SPACE": str(cfg.cpu_kv_cache_gib)}},
+            "runtime_env": {"env_vars": cpu_engine_env(cfg)},
         }
     return out
+
+
+def cpu_engine_env(cfg: LLMServeConfig) -> dict[str, str]:
+    """vLLM-CPU's environment: the KV cache size and, where set, the cores kept off its OpenMP threads."""
+    env = {"VLLM_CPU_KVCACHE_SPACE": str(cfg.cpu_kv_cache_gib)}
+    if cfg.cpu_reserved_cores is not None:
+        env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = str(cfg.cpu_reserved_cores)
+    return env
 
 
 def cpu_engine_settings(max_model_len: int) -> dict[str, Any]:
@@ -129,10 +137,13 @@ def _validate(cfg: LLMServeConfig) -> None:
         raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
     if not 0 < cfg.gpu_memory_utilization <= 1:
         raise ValueError(f"gpu_memory_utilization={cfg.gpu_memory_utilization}: must be in (0, 1]")
-    if cfg.device == "cpu" and (cfg.accelerator_type or cfg.cpu_kv_cache_gib < 1 or cfg.num_cpus <= 0):
+    reserved = cfg.cpu_reserved_cores
+    if cfg.device == "cpu" and (
+        cfg.accelerator_type or cfg.cpu_kv_cache_gib < 1 or cfg.num_cpus <= 0 or (reserved or 0) < 0
+    ):
         raise ValueError(
             f"device cpu: no accelerator_type ({cfg.accelerator_type!r}), cpu_kv_cache_gib >= 1 "
-            f"({cfg.cpu_kv_cache_gib}) and num_cpus > 0 ({cfg.num_cpus})"
+            f"({cfg.cpu_kv_cache_gib}), num_cpus > 0 ({cfg.num_cpus}) and cpu_reserved_cores >= 0 ({reserved})"
         )
 
 

@@ -17,6 +17,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import replace
+from pathlib import Path
 
 from sws.config import LLMServeConfig, ServeConfig
 
@@ -44,6 +45,20 @@ def beside_retrieval(llm: LLMServeConfig, serve_cfg: ServeConfig) -> LLMServeCon
         allowed_origins=list(serve_cfg.allowed_origins),
         token_env=serve_cfg.token_env,
     )
+
+
+def with_fetched_model(llm: LLMServeConfig) -> LLMServeConfig:
+    """``llm`` serving the folder of ``sws fetch model NAME`` where its ``model`` is such a name (``smollm2``)
+    and no path: converted on first use, verified after (``sws.fetch.fetch_model``); any other model as is.
+
+    Raises:
+        FetchError: the package that carries the weights is missing (with its pip line), or a bad folder.
+    """
+    from sws.fetch import MODELS, fetch_model
+
+    if llm.model not in MODELS or Path(llm.model).exists():
+        return llm
+    return replace(llm, model=fetch_model(llm.model)["out"])
 
 
 def start_cpus(serve_cfg: ServeConfig, llm: LLMServeConfig | None) -> float:

@@ -113,6 +113,8 @@ def test_cpu_device_config():
     assert "gpu_memory_utilization" not in engine and "enforce_eager" not in engine
     assert config["accelerator_config"] == {"kind": "cpu"}
     assert config["runtime_env"] == {"env_vars": {"VLLM_CPU_KVCACHE_SPACE": "2"}}
+    every_core = llm_config({"device": "cpu", "max_model_len": 4096, "cpu_reserved_cores": 0})
+    assert every_core["runtime_env"]["env_vars"]["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
     assert config["placement_group_config"] == {"bundle_per_worker": {"CPU": 1.0}}
     assert config["deployment_config"]["ray_actor_options"] == {"num_cpus": 0}  # shares the engine's bundle
     gpu = llm_config({"model": "/models/qwen3-8b", "max_model_len": 8192})
@@ -138,6 +140,7 @@ def test_cpu_settings_that_crash_vllm_cpu_raise(engine_kwargs):
         {"device": "tpu"},
         {"device": "cpu", "accelerator_type": "H100"},
         {"device": "cpu", "cpu_kv_cache_gib": 0},
+        {"device": "cpu", "cpu_reserved_cores": -1},
     ],
 )
 def test_bad_device_settings_raise(bad):

@@ -10,7 +10,13 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from serve.llm_launch import beside_retrieval, check_resources, local_ray_cpus, start_cpus
+from serve.llm_launch import (
+    beside_retrieval,
+    check_resources,
+    local_ray_cpus,
+    start_cpus,
+    with_fetched_model,
+)
 from sws.cli.serve import serve
 from sws.config import AutoscalingSettings, LLMServeConfig, QueryEmbeddingConfig, ServeConfig
 
@@ -32,6 +38,20 @@ def test_the_llm_takes_the_services_listener_rules_and_a_prefix_of_its_own():
     for prefix in ("/", "", "llm"):
         with pytest.raises(ValueError, match="a path of its own"):
             beside_retrieval(LLMServeConfig(route_prefix=prefix), service)
+
+
+@pytest.mark.llm
+def test_a_packaged_models_name_serves_its_fetched_folder(smollm2_cache, tmp_path, monkeypatch):
+    """``sws serve --llm smollm2`` serves ``sws fetch model smollm2``'s folder (verified, not converted again),
+    not a hub name vLLM would look up online; a path, or a name that is no packaged model, is served as is."""
+    monkeypatch.setenv("SWS_CACHE", str(smollm2_cache))
+    folder = smollm2_cache / "models" / "smollm2"
+    assert with_fetched_model(LLMServeConfig(model="smollm2")).model == str(folder)
+    assert with_fetched_model(CPU_LLM) == CPU_LLM
+    assert with_fetched_model(LLMServeConfig(model="Qwen/Qwen3-8B")).model == "Qwen/Qwen3-8B"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smollm2").mkdir()  # a folder of that name where sws serve runs: the user's own
+    assert with_fetched_model(LLMServeConfig(model="smollm2")).model == "smollm2"
 
 
 def test_the_apps_ray_cpus_at_start():
