@@ -16,6 +16,55 @@ WIKI_SAMPLES = sorted(
 )
 
 
+# test files that share one worker under the test command's ``-n 2``: a costly session fixture is made once
+# there (the quickstart's build, the converted SmolLM2), and the loopback clusters' port blocks, counted per
+# process, never meet another worker's; every other file is a unit of its own (its module fixtures made once,
+# its tests in file order)
+ONE_WORKER = {
+    "quickstart": (
+        *("tests/test_quickstart.py", "tests/test_quickstart_llm.py", "tests/fetch/"),
+        *("tests/benchmarks/test_llm_serve.py", "tests/serve/test_llm_launch.py"),
+    ),
+    "loopback-clusters": ("tests/cluster/", "tests/corpus/test_ray_job.py"),
+}
+GROUP_OF_FIXTURE = {
+    "quickstart_run": "quickstart",
+    "smollm2_cache": "quickstart",
+    "cluster": "loopback-clusters",
+}
+
+
+def worker_unit(nodeid: str) -> str:
+    """What a test is scheduled with under ``-n``: its :data:`ONE_WORKER` group, else its file."""
+    file = nodeid.split("::")[0]
+    return next((group for group, paths in ONE_WORKER.items() if file.startswith(paths)), file)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's ``loadscope`` with :func:`worker_unit` as the scope (its ``loadgroup`` marks are lost on pytest 9,
+    whose node ids no longer read the ``_nodeid`` that xdist suffixes)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkerUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_unit(nodeid)
+
+    return ByWorkerUnit(config, log)
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses a fixture of :data:`GROUP_OF_FIXTURE` outside that group's files is refused: under
+    ``-n 2`` it would make the fixture again on the other worker, or start a cluster on ports in use there."""
+    for item in items:
+        for fixture in set(item.fixturenames) & GROUP_OF_FIXTURE.keys():
+            if worker_unit(item.nodeid) != GROUP_OF_FIXTURE[fixture]:
+                raise pytest.UsageError(
+                    f"{item.nodeid} uses {fixture}: add its file to ONE_WORKER[{GROUP_OF_FIXTURE[fixture]!r}]"
+                    " in tests/conftest.py"
+                )
+
+
 @pytest.fixture(scope="session")
 def _onnx_exports(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("onnx-exports")
