@@ -102,4 +102,5 @@ def test_index_without_checksums_opens_on_sizes_and_verify_says_so(index_copy, c
     with caplog.at_level("WARNING", logger="sws.index.manifest"):
         WikiIndex.open(index_copy, verify=True)
     assert "records no checksums" in caplog.text and "sizes checked only" in caplog.text
-    _one_line_error(_sws("index", "verify", index_copy), "records no checksums", "41 files match")
+    files = f"{len(manifest['files'])} files match"  # Tantivy's segment count varies with the build's timing
+    _one_line_error(_sws("index", "verify", index_copy), "records no checksums", files)
