@@ -20,16 +20,15 @@ def _admin_socket(pid: int) -> str:
     return next(line.split()[2] for line in config.splitlines() if line.strip().startswith("stats socket "))
 
 
-def server_stats(pid: int, backend_prefix: str = "http-") -> list[dict[str, str]]:
-    """One row per server of the HTTP backends (``svname``, ``status``, ``stot`` requests, ``chkdown`` times
-    marked down, ``bck`` 1 for a backup server, ...), as HAProxy counts them since it started."""
+def server_stats(pid: int, app: str) -> list[dict[str, str]]:
+    """One row per server of Serve app ``app``'s HTTP backend (``svname``, ``status``, ``stot`` requests,
+    ``chkdown`` times marked down, ``bck`` 1 for a backup server, ...), as HAProxy counts them since it started;
+    other apps deployed on the same Serve (``test_served.py``'s ``tight``) have backends of their own."""
     with socket.socket(socket.AF_UNIX) as admin:
         admin.connect(_admin_socket(pid))
         admin.sendall(b"show stat\n")
         table = b"".join(iter(lambda: admin.recv(65536), b"")).decode()
     rows = csv.DictReader(io.StringIO(table.removeprefix("# ")))
     return [
-        row
-        for row in rows
-        if row["pxname"].startswith(backend_prefix) and row["svname"] not in ("FRONTEND", "BACKEND")
+        row for row in rows if row["pxname"] == f"http-{app}" and row["svname"] not in ("FRONTEND", "BACKEND")
     ]

@@ -88,7 +88,7 @@ def _replica_servers(server, within_s: float = 180.0) -> dict[str, dict[str, str
     replica at its next reload, which took over 60 s once beside an engine test on the other xdist worker)."""
     deadline = time.monotonic() + within_s
     while True:
-        servers = server_stats(server.process.pid)
+        servers = server_stats(server.process.pid, server.ready["app"])
         replicas = {s["svname"]: s for s in servers if s["bck"] == "0"}
         if len(replicas) == 2 and all(s["status"] == "UP" for s in replicas.values()):
             return replicas

@@ -273,6 +273,11 @@ settings = {"index": sys.argv[1], "app_name": "tight", "max_ongoing_requests": 1
 serve.run(build_app(settings), name="tight", route_prefix="/tight", blocking=False)
 print(json.dumps({"ok": True}))
 """
+DELETE_APP = """
+from ray import serve
+serve.delete(sys.argv[1])
+print(json.dumps({"ok": True}))
+"""
 
 
 # requests sent at once to the app that holds 3: on a machine busy with other work the client may open its
@@ -292,10 +297,8 @@ async def _burst(url: str, body: dict, clients: int) -> list[tuple[int, str | No
         return await asyncio.gather(*(one() for _ in range(clients)))
 
 
-def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
-    """``tight`` holds 1 request + 2 queued per replica: a burst beyond that gets 503 + Retry-After; the main
-    app (32 running + 4096 queued per replica) queues a larger load without one failure."""
-    run_driver(server.ready["ray_address"], DEPLOY_TIGHT, str(serve_index))
+def _tight_bursts_get_503(server) -> None:
+    """Bursts beyond ``tight``'s bound, through a tool call and ``/retrieve``, get 503 + Retry-After."""
     bodies = {  # a tool call, and the RL trainers' /retrieve (their retry loops retry a 503, never a 429)
         "/call": {"name": "search", "arguments": json.dumps({"query": "Sudan history", "method": "rrf"})},
         "/retrieve": {"queries": ["Sudan history", "Pasadena bridge"], "method": "rrf"},
@@ -315,6 +318,17 @@ def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
         rejected = [(retry, text) for status, retry, text in outcomes if status == 503]
         assert all(retry == "2" for retry, _ in rejected)
         assert all(b"backpressure" in text for _, text in rejected)
+
+
+def test_queue_then_503_with_retry_after_beyond_the_bound(server, serve_index):
+    """``tight`` holds 1 request + 2 queued per replica: a burst beyond that gets 503 + Retry-After; the main
+    app (32 running + 4096 queued per replica) queues a larger load without one failure. ``tight`` is deleted
+    after, leaving the shared server as it was."""
+    run_driver(server.ready["ray_address"], DEPLOY_TIGHT, str(serve_index))
+    try:
+        _tight_bursts_get_503(server)
+    finally:
+        run_driver(server.ready["ray_address"], DELETE_APP, "tight")
     requests = [
         ("/call", {"name": "search", "arguments": json.dumps({"query": q, "method": "rrf"})})
         for q in ("Sudan history", "Pasadena bridge", "Canadian hotel", "pneumonia care")
