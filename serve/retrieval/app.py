@@ -119,6 +119,7 @@ class RetrievalIngress:
             prefetch=query_embedder,
             threads=cfg.threads,
             failure_window_s=cfg.health_failure_window_s,
+            retrieve=cfg.retrieve,
         )
 
     def check_health(self) -> None:
@@ -226,6 +227,7 @@ class RetrievalIngress:
                 "max_body_bytes": cfg.max_body_bytes,
                 "max_query_chars": cfg.tools.max_query_chars,
                 "max_top_k": cfg.tools.max_top_k,
+                "retrieve": asdict(cfg.retrieve),
                 "request_timeout_s": cfg.request_timeout_s,
                 "max_ongoing_requests": cfg.max_ongoing_requests,
                 "max_queued_requests": cfg.max_queued_requests,

@@ -23,6 +23,7 @@ wrong content type 415, body over the bound 413, missing or wrong token 401, for
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import json
@@ -32,6 +33,7 @@ from typing import Any
 
 import orjson
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -96,12 +98,14 @@ class RequestGuard:
         max_body_bytes: int,
         hosts: HostPolicy | None = None,
         open_paths: frozenset[str] = OPEN_PATHS,
+        path_body_bytes: dict[str, int] | None = None,
     ):
         self.app = app
         self.token = (token or "").encode() or None
         self.max_body_bytes = max_body_bytes
         self.hosts = hosts
         self.open_paths = open_paths
+        self.path_body_bytes = path_body_bytes or {}  # bounds of particular paths (the RL trainers' batches)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -121,14 +125,15 @@ class RequestGuard:
                 "missing or wrong bearer token",
                 {"www-authenticate": 'Bearer realm="sws"'},
             )
+        bound = self.path_body_bytes.get(relative, self.max_body_bytes)
         length = headers.get(b"content-length")
         if length is not None:
             try:
                 declared = int(length)
             except ValueError:
                 return await _send_error(send, 400, "bad_request", "invalid Content-Length header")
-            if declared > self.max_body_bytes:
-                return await _send_error(send, 413, "body_too_large", self._too_large(declared))
+            if declared > bound:
+                return await _send_error(send, 413, "body_too_large", self._too_large(declared, bound))
         if scope["method"] in ("GET", "HEAD", "DELETE", "OPTIONS") and length is None:
             return await self.app(scope, receive, send)
         chunks, size = [], 0
@@ -138,8 +143,10 @@ class RequestGuard:
                 return  # the client went away
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
-                return await _send_error(send, 413, "body_too_large", self._too_large(size, at_least=True))
+            if size > bound:
+                return await _send_error(
+                    send, 413, "body_too_large", self._too_large(size, bound, at_least=True)
+                )
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -158,10 +165,10 @@ class RequestGuard:
         scheme, _, value = headers.get(b"authorization", b"").partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), self.token)
 
-    def _too_large(self, size: int, at_least: bool = False) -> str:
+    @staticmethod
+    def _too_large(size: int, bound: int, at_least: bool = False) -> str:
         return (
-            f"request body of {'more than ' if at_least else ''}{size} bytes exceeds the "
-            f"{self.max_body_bytes}-byte bound"
+            f"request body of {'more than ' if at_least else ''}{size} bytes exceeds the {bound}-byte bound"
         )
 
 
@@ -204,6 +211,32 @@ def _tool_call(body: dict[str, Any]) -> tuple[str, str]:
     elif not isinstance(arguments, str):
         raise ServiceError(400, "invalid_argument", "'arguments' must be a JSON string (or an object)")
     return name, arguments
+
+
+class ClientGone(Exception):
+    """The client closed its connection before its answer was ready."""
+
+
+async def until_disconnected(request: Request, work: Any) -> Any:
+    """``await work``, cancelled as soon as the client disconnects (:class:`ClientGone`): a trainer that gave up
+    on a batch leaves no embedding or search behind. The body must have been read."""
+    task = asyncio.ensure_future(work)
+
+    async def disconnected() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(disconnected())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+    if task.cancelled():
+        raise ClientGone()
+    return task.result()
 
 
 def make_http_app(
@@ -258,10 +291,13 @@ def make_http_app(
         return json_response(await service.arandom(arguments))
 
     async def retrieve(request: Request) -> Response:
-        return json_response(await service.aretrieve(await _json_body(request)))
+        answer = await until_disconnected(request, service.aretrieve(await _json_body(request)))
+        errors = {"x-sws-query-errors": str(len(answer["errors"]))} if "errors" in answer else None
+        return await run_in_threadpool(json_response, answer, 200, errors)  # megabytes for a rollout batch
 
     async def access(request: Request) -> Response:
-        return json_response(await service.aaccess(await _json_body(request)))
+        answer = await until_disconnected(request, service.aaccess(await _json_body(request)))
+        return await run_in_threadpool(json_response, answer)
 
     async def tools(request: Request) -> Response:
         return json_response({"tools": service.schemas})
@@ -287,6 +323,9 @@ def make_http_app(
     async def on_http_error(request: Request, exc: HTTPException) -> Response:
         code = _HTTP_CODES.get(exc.status_code, "error")
         return error_response(exc.status_code, code, str(exc.detail), dict(exc.headers or {}))
+
+    async def on_client_gone(request: Request, exc: ClientGone) -> Response:
+        return error_response(499, "client_closed_request", "the client went away; its work was cancelled")
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         return error_response(500, "internal", f"{type(exc).__name__} (see the replica log)")
@@ -318,9 +357,17 @@ def make_http_app(
             ServiceError: on_service_error,
             BackendFailure: on_backend_failure,
             TimeoutError: on_timeout,
+            ClientGone: on_client_gone,
             HTTPException: on_http_error,
             Exception: on_unexpected,
         },
         lifespan=lifespan,
     )
-    return RequestGuard(app, token=token, max_body_bytes=service.limits.max_body_bytes, hosts=hosts)
+    batch_bytes = max(service.limits.max_body_bytes, service.batch_body_bytes)
+    return RequestGuard(
+        app,
+        token=token,
+        max_body_bytes=service.limits.max_body_bytes,
+        hosts=hosts,
+        path_body_bytes={"/retrieve": batch_bytes, "/access": batch_bytes},
+    )

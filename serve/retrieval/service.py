@@ -29,7 +29,8 @@ from serve.retrieval.request_models import (
     SearchRequest,
     validated,
 )
-from serve.retrieval.retrieve import AccessRequest, RetrieveRequest, retrieve_response
+from serve.retrieval.retrieve import AccessRequest, RetrievePlan, RetrieveRequest, article_url, query_batches
+from sws.config import RetrieveSettings
 from sws.env import (
     NO_RESULTS,
     BackendFailure,
@@ -139,6 +140,7 @@ class RetrievalService:
         prefetch: the engine's query embedder when it is remote (see the module docstring), else None.
         threads: worker threads for searches that embed in-process.
         failure_window_s: :meth:`health` is not ok for this long after a backend failure.
+        retrieve: the bounds and batching of ``/retrieve`` and ``/access``.
     """
 
     def __init__(
@@ -151,15 +153,23 @@ class RetrievalService:
         prefetch: QueryPrefetcher | None = None,
         threads: int = 4,
         failure_window_s: float = 60.0,
+        retrieve: RetrieveSettings | None = None,
     ):
         self.engine = engine
         self.tools = WikiTools(engine, **(tool_options or {}))
         self.limits = limits or Limits()
+        self.retrieve = retrieve or RetrieveSettings()
         self.prefetch = prefetch
         self.failure_window_s = failure_window_s
         self._last_failure: tuple[float, str] | None = None  # (time.monotonic(), message)
         self._info = info or {}
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sws-retrieval")
+
+    @property
+    def batch_body_bytes(self) -> int:
+        """The body bound of ``/retrieve`` and ``/access``: ``retrieve.max_queries`` queries of the tools'
+        longest, with their JSON quoting."""
+        return self.retrieve.max_queries * (self.tools.options.max_query_chars + 16) + 4096
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -251,8 +261,10 @@ class RetrievalService:
         return await self._dispatch(_embedded_query(args), self._search, args)
 
     async def aretrieve(self, arguments: Any) -> dict[str, Any]:
-        """``POST /retrieve``, the RL trainers' formats (``serve.retrieval.retrieve``): the request's queries
-        embedded together (the embedding deployment batches them) and searched as one batch, on the pool.
+        """``POST /retrieve``, the RL trainers' formats (``serve.retrieval.retrieve``): the request's queries in
+        batches of ``retrieve.batch_queries``, each embedded in one pass and searched as one batch on the pool,
+        ``retrieve.parallel_batches`` at once; the answer built on the pool too, all within the deadline.
+        Cancelled (the client gone, the deadline passed), it starts no further batch.
 
         Raises:
             ServiceError: 422 for a body that can never succeed.
@@ -261,19 +273,33 @@ class RetrievalService:
         """
         request = _request(RetrieveRequest, arguments)
         try:
-            texts, k = request.texts(self.tools.options), request.k(self.tools.options)
+            plan = request.plan(self.tools.options, self.retrieve)
         except ValueError as exc:
             raise ServiceError(422, "invalid_request", str(exc)) from exc
-        asked = [text for text in texts if text]
-        found = iter(await self._recorded(self._deadline(self._batch_hits(request, asked, k), "retrieval")))
-        return retrieve_response(request, texts, [next(found) if text else [] for text in texts])
+        return await self._recorded(self._deadline(self._retrieved(plan), "retrieval"))
+
+    async def _retrieved(self, plan: RetrievePlan) -> dict[str, Any]:
+        lanes = asyncio.Semaphore(self.retrieve.parallel_batches)
+
+        async def batch(queries: list[str]) -> list[list[Hit]]:
+            async with lanes:
+                return await self._batch_hits(plan, queries)
+
+        batches = query_batches(plan.asked, self.retrieve.batch_queries)
+        found = await asyncio.gather(*(batch(queries) for queries in batches))
+        return await self._pooled(plan.response, [hits for part in found for hits in part])
 
     async def aaccess(self, arguments: Any) -> dict[str, Any]:
-        """``POST /access`` (ASearcher): each URL's chunk or article view, null for one that opens nothing; on
-        the pool, within the request deadline (up to ``MAX_QUERIES`` articles would hold the event loop)."""
+        """``POST /access`` (ASearcher): each URL's whole article (ASearcher reads pages: a chunk URL opens its
+        page; its own server's URL forms are read, ``retrieve.article_url``), null for one that opens
+        nothing; on the pool, within the request deadline."""
         urls = _request(AccessRequest, arguments).urls
+        if len(urls) > self.retrieve.max_queries:
+            raise ServiceError(
+                422, "invalid_request", f"{len(urls)} urls; at most {self.retrieve.max_queries} per request"
+            )
         backend = self.tools.backend
-        work = self._pooled(lambda: [self._opened(backend, url) for url in urls])
+        work = self._pooled(lambda: [self._opened(backend, article_url(url)) for url in urls])
         opened = await self._recorded(self._deadline(work, "access"))
         return {"result": [{"contents": o["content"]} if o["outcome"] == "found" else None for o in opened]}
 
@@ -307,18 +333,38 @@ class RetrievalService:
             self._last_failure = (time.monotonic(), str(exc))
             raise
 
-    async def _batch_hits(self, request: RetrieveRequest, queries: list[str], k: int) -> list[list[Hit]]:
-        """The hits of ``queries`` (none empty) as one batch: one embedding request per query, then one batched
-        search on the pool (an in-process embedder embeds the batch there, in one forward pass)."""
-        if not queries:
-            return []
-        engine = self.tools.backend
+    async def _batch_hits(self, plan: RetrievePlan, queries: list[str]) -> list[list[Hit]]:
+        """The hits of ``queries`` as one batch: their embeddings in one request, then one batched search on
+        the pool (an in-process embedder embeds the batch there, in one forward pass). If the batch fails,
+        each query is searched alone, so that a query the index cannot take costs only itself (no hits, listed
+        in the plan's errors); if every one fails, the index is at fault (``BackendFailure``)."""
+        engine, request = self.tools.backend, plan.request
         if request.only_title:
-            return await self._pooled(guarded, engine.batch_search_titles, queries, k)
+            return await self._pooled(guarded, engine.batch_search_titles, queries, plan.k)
         vectors = None
         if request.method != "keywords" and self.prefetch is not None:
             vectors = np.asarray(await self._embedded(queries), dtype=np.float32)
-        return await self._pooled(guarded, engine.batch_search, queries, k, request.method, vectors)
+        try:
+            return await self._pooled(guarded, engine.batch_search, queries, plan.k, request.method, vectors)
+        except BackendFailure:
+            if len(queries) == 1:
+                raise
+        alone = [None if vectors is None else vectors[i : i + 1] for i in range(len(queries))]
+        return await self._pooled(self._searched_alone, plan, queries, alone)
+
+    def _searched_alone(self, plan: RetrievePlan, queries: list[str], vectors: list[Any]) -> list[list[Hit]]:
+        engine, found, failures = self.tools.backend, [], []
+        for query, vector in zip(queries, vectors, strict=True):
+            try:
+                (hits,) = guarded(engine.batch_search, [query], plan.k, plan.request.method, vector)
+            except BackendFailure as exc:
+                failures.append((query, exc))
+                hits = []
+            found.append(hits)
+        if len(failures) == len(queries):
+            raise failures[0][1]
+        plan.failed(failures)
+        return found
 
     async def _embedded(self, queries: list[str]) -> list[Any]:
         """The vectors of ``queries`` from the prefetcher: one query as a tool call's, many in one pass."""

@@ -77,6 +77,33 @@ class QueryEmbeddingConfig:
 
 
 @dataclass
+class RetrieveSettings:
+    """``POST /retrieve`` and ``POST /access``, the RL trainers' retriever (``serve/retrieval/retrieve.py``).
+
+    A request's queries go through the embedder and the index in batches of ``batch_queries``, at most
+    ``parallel_batches`` of one request at once, so a rollout batch streams through the replicas and a request
+    whose client has gone stops at the next batch. A request whose answer could exceed ``max_answer_chars``
+    (queries x topk x (max_chars + a document's framing)) is refused before any work; its body may hold
+    ``max_queries`` queries of ``tools.max_query_chars`` characters (the body bound of both routes).
+    """
+
+    max_queries: int = 4096  # per request: a Search-R1 GRPO step sends 512 prompts x 5 rollouts = 2,560
+    # a document's text cut: 3 hits in Search-R1's rendering fit its max_obs_length of 500 Qwen3 tokens
+    # (300 questions of the six QA sets over the bundled sample: at most 483, p99 464; 1 024 gave a median 890)
+    max_chars: int = 360
+    batch_queries: int = 256  # queries embedded (one forward pass) and searched together
+    parallel_batches: int = 2  # batches of one request in flight at once
+    max_answer_chars: int = 64 * 2**20  # bound on queries x topk x (max_chars + 256); 422 above it
+
+    def __post_init__(self):
+        for name in ("max_queries", "batch_queries", "parallel_batches", "max_answer_chars"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"retrieve.{name}={getattr(self, name)} must be at least 1")
+        if not 32 <= self.max_chars <= 100_000:
+            raise ValueError(f"retrieve.max_chars={self.max_chars} must be between 32 and 100000")
+
+
+@dataclass
 class ServeConfig:
     """The retrieval service: HTTP + MCP ingress and handle API over one index; its values are checked here,
     once, when the config is read (the app builder and the replicas take it as it is).
@@ -114,6 +141,9 @@ class ServeConfig:
     threads: int = 4  # per replica, for searches that embed in-process (others run on the event loop)
     max_body_bytes: int = 65_536
     open_url_cache_entries: int = 4096  # rendered open_url answers kept per replica (LRU, bytes); 0: none
+    open_url_cache_bytes: int = (
+        64 * 2**20
+    )  # ...and at most this many bytes of them (bodies and keys); 0: none
     access_log: bool = False  # one log line per request in the replica logs (costs ~3% of throughput)
     ef_search: int | None = None  # None: the value saved in the index
     verify_on_open: bool = False  # check every index file's checksum before deploying (sizes always)
@@ -122,6 +152,7 @@ class ServeConfig:
     mcp_max_streams: int = 16  # open GET /mcp streams per replica (each holds a request slot); 503 beyond
     mcp_stream_idle_s: float = 120.0  # a GET /mcp stream that sends no message this long is closed
     tools: ToolOptions = field(default_factory=ToolOptions)
+    retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     embedding: QueryEmbeddingConfig = field(default_factory=QueryEmbeddingConfig)
 
     def __post_init__(self):
@@ -132,10 +163,9 @@ class ServeConfig:
                 f"request_read_timeout_s={self.request_read_timeout_s} must be above 0 and "
                 f"max_connections_per_source={self.max_connections_per_source} at least 0 (0: no bound)"
             )
-        if self.open_url_cache_entries < 0:
-            raise ValueError(
-                f"open_url_cache_entries={self.open_url_cache_entries} must be at least 0 (0: no cache)"
-            )
+        for name in ("open_url_cache_entries", "open_url_cache_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}={getattr(self, name)} must be at least 0 (0: no cache)")
         if self.mcp and not 0 <= self.mcp_max_streams < self.max_ongoing_requests:
             raise ValueError(
                 f"mcp_max_streams={self.mcp_max_streams} must be at least 0 and below max_ongoing_requests="

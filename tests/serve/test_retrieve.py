@@ -10,17 +10,23 @@ import pytest
 from starlette.testclient import TestClient
 
 from serve.retrieval.http_app import make_http_app
-from serve.retrieval.retrieve import DEFAULT_TOPK, MAX_QUERIES
+from serve.retrieval.retrieve import DEFAULT_TOPK
 from serve.retrieval.service import Limits, RetrievalService
+from sws.config import RetrieveSettings
 from sws.env import chunk_url
-from sws.env.hits import SNIPPET_CHARS, make_snippet
+from sws.env.hits import make_snippet
 
 QUERIES = ["history of Sudan", "Polish footballer Olisadebe", "who directed Nosferatu"]
 
 
+SETTINGS = RetrieveSettings(max_queries=40, batch_queries=2, max_answer_chars=40 * 20 * (600 + 256))
+MAX_CHARS = SETTINGS.max_chars
+
+
 @pytest.fixture(scope="module")
 def client(engine):
-    service = RetrievalService(engine, tool_options={"max_top_k": 20, "max_query_chars": 200})
+    tools = {"max_top_k": 20, "max_query_chars": 200}
+    service = RetrievalService(engine, tool_options=tools, retrieve=SETTINGS)
     with TestClient(make_http_app(service)) as client:
         yield client
     service.close()
@@ -34,7 +40,7 @@ def expected_docs(engine, queries, k, method="rrf"):
     return [[h.chunk for h in hits] for hits in engine.batch_search(queries, k, method)]
 
 
-def check_document(doc, chunk, max_chars=SNIPPET_CHARS):
+def check_document(doc, chunk, max_chars=MAX_CHARS):
     """The title quoted on the first line (clients split on it), the text cut like a search snippet."""
     assert doc == {
         "id": chunk.chunk_id,
@@ -64,12 +70,19 @@ def test_scores_wrap_each_document(client, engine):
     ]
 
 
-def test_the_single_query_form_answers_in_its_own_shape(client, engine):
-    data = retrieve(client, query="  history of Sudan ", top_k=2, method="vector").json()
-    assert (data["query"], data["method"], data["num_results"]) == ("history of Sudan", "vector", 2)
+def test_the_single_query_form_answers_skyrl_and_rllm_as_their_own_servers_do(client, engine):
+    """SkyRL-gym reads ``result`` (one list, scored as asked), rLLM ``results[i]`` ``id`` and
+    ``content.contents``."""
+    data = retrieve(client, query="  history of Sudan ", topk=2, return_scores=True, method="vector").json()
     (chunks,) = expected_docs(engine, ["history of Sudan"], 2, "vector")
-    assert [r["document"]["id"] for r in data["results"]] == [c.chunk_id for c in chunks]
-    assert all(isinstance(r["score"], float) for r in data["results"])
+    assert [[hit["document"]["id"] for hit in q] for q in data["result"]] == [[c.chunk_id for c in chunks]]
+    assert (data["query"], data["method"], data["num_results"]) == ("history of Sudan", "vector", 2)
+    for result, chunk in zip(data["results"], chunks, strict=True):
+        assert result["id"] == chunk.chunk_id and isinstance(result["score"], float)
+        check_document(result["content"], chunk)
+        assert result["document"] == result["content"]
+    bare = retrieve(client, query="history of Sudan", top_k=2, method="vector").json()["result"]
+    assert [[doc["id"] for doc in q] for q in bare] == [[c.chunk_id for c in chunks]]
 
 
 def test_defaults_empty_queries_cuts_and_titles(client, engine):
@@ -77,13 +90,44 @@ def test_defaults_empty_queries_cuts_and_titles(client, engine):
     assert len(result[0]) == DEFAULT_TOPK  # topk missing: Search-R1's default
     assert len(retrieve(client, queries=["history of Sudan"], topk=None).json()["result"][0]) == DEFAULT_TOPK
     assert retrieve(client, queries=[]).json() == {"result": []}
-    assert retrieve(client, queries=["   ", "Sudan"], topk=1).json()["result"][0] == []
+    # an empty query is searched, as the reference servers search it (a dense one finds top-k)
+    empty = retrieve(client, queries=["   ", "Sudan"], topk=1).json()["result"][0]
+    assert [d["id"] for d in empty] == [c.chunk_id for c in expected_docs(engine, [""], 1)[0]] and empty
+    assert retrieve(client, queries=[""], topk=1, method="keywords").json()["result"] == [[]]
     (doc,) = retrieve(client, queries=["history of Sudan"], topk=1, max_chars=40).json()["result"][0]
     (chunk,) = expected_docs(engine, ["history of Sudan"], 1)[0]
     check_document(doc, chunk, max_chars=40)
     assert "... (Omitted " in doc["contents"]
     titled = retrieve(client, queries=["Sudan"], topk=2, only_title=True).json()["result"][0]
     assert [d["id"] for d in titled] == [h.chunk.chunk_id for h in engine.search_titles("Sudan", 2)]
+
+
+def test_a_batch_larger_than_one_pass_answers_every_query_in_order(client, engine):
+    queries = [*QUERIES, "Sudan", "Nosferatu"] * 3  # 15 queries in batches of 2, two at once
+    response = retrieve(client, queries=queries, topk=2)
+    assert response.status_code == 200 and "errors" not in response.json()
+    got = [[d["id"] for d in q] for q in response.json()["result"]]
+    assert got == [[c.chunk_id for c in q] for q in expected_docs(engine, queries, 2)]
+
+
+def test_one_bad_query_costs_only_itself(client, engine):
+    queries = [QUERIES[0], "x" * 201, QUERIES[1], None, 7]
+    response = retrieve(client, queries=queries, topk=2)
+    assert response.status_code == 200 and response.headers["x-sws-query-errors"] == "3"
+    data = response.json()
+    assert [e["index"] for e in data["errors"]] == [1, 3, 4]
+    assert [e["code"] for e in data["errors"]] == ["query_too_long", "invalid_query", "invalid_query"]
+    assert "201 characters; at most 200" in data["errors"][0]["message"]
+    good = expected_docs(engine, [QUERIES[0], QUERIES[1]], 2)
+    assert [[d["id"] for d in q] for q in data["result"]] == [
+        [c.chunk_id for c in good[0]],
+        [],
+        [c.chunk_id for c in good[1]],
+        [],
+        [],
+    ]
+    single = retrieve(client, query="x" * 201).json()
+    assert (single["result"], single["results"], single["errors"][0]["code"]) == ([[]], [], "query_too_long")
 
 
 @pytest.mark.parametrize(
@@ -94,13 +138,12 @@ def test_defaults_empty_queries_cuts_and_titles(client, engine):
         ({"queries": QUERIES, "topk": "3"}, "topk"),
         ({"queries": QUERIES, "topk": 2.5}, "topk"),
         ({"queries": "history of Sudan"}, "queries"),
-        ({"queries": [1, 2]}, "queries.0"),
         ({"queries": QUERIES, "return_scores": "yes"}, "return_scores"),
         ({"queries": QUERIES, "method": "bm25"}, "method"),
         ({"queries": QUERIES, "query": "x"}, "either 'queries'"),
         ({}, "either 'queries'"),
-        ({"queries": ["x"] * (MAX_QUERIES + 1)}, "queries"),
-        ({"queries": ["x" * 201]}, "queries[0] is too long"),
+        ({"queries": ["x"] * (SETTINGS.max_queries + 1)}, "41 queries in one request; at most 40"),
+        ({"queries": ["x"] * 40, "topk": 20, "max_chars": 1000}, "the answer could reach"),
         ({"query": "x", "topk": 2, "top_k": 3}, "disagree"),
     ],
 )
@@ -111,19 +154,41 @@ def test_a_body_that_can_never_succeed_is_422(client, body, message):
     assert error["code"] == "invalid_request" and message in error["message"]
 
 
-def test_access_opens_chunks_and_articles_and_nulls_the_rest(client, engine):
+def test_the_body_bound_of_batches_follows_the_query_bounds(engine):
+    """A rollout batch is far over the other routes' 64 KiB; the bound is ``max_queries`` of the longest."""
+    settings, limits = RetrieveSettings(max_queries=8), Limits(max_body_bytes=1024)
+    service = RetrievalService(
+        engine, tool_options={"max_query_chars": 100}, limits=limits, retrieve=settings
+    )
+    assert service.batch_body_bytes == 8 * (100 + 16) + 4096
+    with TestClient(make_http_app(service)) as http:
+        fits = retrieve(http, queries=["Sudan " * 16] * 8, topk=1, method="keywords")
+        assert fits.status_code == 200, fits.text
+        over = http.post("/retrieve", json={"queries": ["x" * 700] * 8})
+        assert over.status_code == 413 and "5024-byte bound" in over.json()["error"]["message"]
+        assert http.post("/search", json={"query": "x" * 2000}).status_code == 413  # the others keep theirs
+    service.close()
+
+
+def test_access_opens_whole_articles_in_asearchers_url_forms_and_nulls_the_rest(client, engine):
     (chunk,) = expected_docs(engine, ["history of Sudan"], 1)[0]
+    title = chunk.title.replace(" ", "_")
     urls = [
         chunk_url(chunk.page_id, chunk.chunk_index),
         f"https://en.wikipedia.org/wiki/{chunk.page_id}",
+        f"https://en.wikipedia.org/w/index.php?title={title}",
+        f"https://en.wikipedia.org/index.php/{title}",
         "https://en.wikipedia.org/wiki/999999999",
         "not a url",
     ]
     result = client.post("/access", json={"urls": urls}).json()["result"]
-    assert result[0]["contents"].startswith(f"# {chunk.title} (chunk {chunk.chunk_index + 1}/")
-    assert result[1]["contents"].startswith(f"# {chunk.title} (ID: {chunk.page_id})")
-    assert result[2:] == [None, None]
+    article = f"# {chunk.title} (ID: {chunk.page_id})"
+    assert [r["contents"].split("\n")[0] for r in result[:4]] == [article] * 4
+    assert result[0] == result[1] == result[2] == result[3]
+    assert result[4:] == [None, None]
     assert client.post("/access", json={"urls": "x"}).status_code == 422
+    too_many = client.post("/access", json={"urls": ["x"] * (SETTINGS.max_queries + 1)})
+    assert too_many.status_code == 422
 
 
 class _FailingEngine:
@@ -196,4 +261,85 @@ def test_with_a_prefetcher_the_engine_embeds_nothing_and_answers_the_same(engine
     assert [[d["id"] for d in q] for q in got["result"]] == [
         [d["id"] for d in q] for q in retrieve(client, queries=QUERIES, topk=3).json()["result"]
     ]
+    service.close()
+
+
+class _PoisonedEngine:
+    """The sample engine, which cannot search one query (``poison``): a batch holding it fails."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def batch_search(self, queries, *args):
+        if "poison" in queries:
+            raise RuntimeError("tantivy: the query could not be parsed")
+        return self.engine.batch_search(queries, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+
+def test_a_query_the_index_cannot_search_costs_only_itself(engine):
+    service = RetrievalService(_PoisonedEngine(engine), retrieve=RetrieveSettings(batch_queries=3))
+    queries = [QUERIES[0], "poison", QUERIES[1], QUERIES[2], "poison"]
+    with TestClient(make_http_app(service)) as http:
+        data = retrieve(http, queries=queries, topk=1).json()
+        assert [e["index"] for e in data["errors"]] == [1, 4]
+        assert {e["code"] for e in data["errors"]} == {"search_failed"}
+        assert "could not be parsed" in data["errors"][0]["message"]
+        expected = expected_docs(engine, [QUERIES[0], QUERIES[1], QUERIES[2]], 1)
+        got = [[d["id"] for d in q] for q in data["result"]]
+        assert got == [
+            [c.chunk_id for c in expected[0]],
+            [],
+            [c.chunk_id for c in expected[1]],
+            [c.chunk_id for c in expected[2]],
+            [],
+        ]
+        assert service.health()["status"] == "ok"  # the index did not fail
+        alone = http.post("/retrieve", json={"queries": ["poison"]})  # nothing else to blame: the index
+        assert alone.status_code == 503
+    service.close()
+
+
+class _SlowEngine:
+    """The sample engine whose batched searches each take ``delay_s``, counted."""
+
+    def __init__(self, engine, delay_s):
+        self.engine, self.delay_s, self.batches = engine, delay_s, 0
+
+    def batch_search(self, *args):
+        import time
+
+        self.batches += 1
+        time.sleep(self.delay_s)
+        return self.engine.batch_search(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+
+
+def test_a_client_that_goes_away_leaves_no_work_behind(engine):
+    """A trainer whose request timed out: the batches after its disconnection never start."""
+    import time
+
+    import httpx
+
+    from tests.ui.helpers import ServedApp
+
+    slow = _SlowEngine(engine, delay_s=0.2)
+    service = RetrievalService(slow, retrieve=RetrieveSettings(batch_queries=1, parallel_batches=1))
+    with ServedApp(make_http_app(service)) as served:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                f"{served.url}/retrieve", json={"queries": ["Sudan"] * 40, "method": "keywords"}, timeout=0.5
+            )
+        time.sleep(1.0)
+        stopped = slow.batches
+        time.sleep(1.0)
+        assert stopped == slow.batches < 10  # 40 batches of 0.2 s had it gone on
+        ok = httpx.post(
+            f"{served.url}/retrieve", json={"queries": ["Sudan"], "method": "keywords"}, timeout=5
+        )
+        assert ok.status_code == 200
     service.close()
