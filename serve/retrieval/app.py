@@ -46,7 +46,7 @@ from serve.retrieval.embedding import (
     describe_embedder,
     open_query_embedder,
 )
-from serve.retrieval.service import Limits, RetrievalService
+from serve.retrieval.service import Limits, Overloaded, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
 from sws.host_guard import HostPolicy
 from sws.manifest import versions
@@ -242,11 +242,14 @@ async def _embedder_call(method: Any, texts: list[str]) -> Any:
     """``method.remote(texts)``; the deployment's failure as a ``BackendFailure`` (a list may carry several
     requests: none of them is to blame)."""
     from ray.exceptions import RayTaskError
+    from ray.serve.exceptions import BackPressureError
 
     from sws.env import BackendFailure
 
     try:
         return await method.remote(texts)
+    except BackPressureError as exc:
+        raise Overloaded(f"the query embedder's queue is full: {exc}") from exc
     except RayTaskError as exc:
         raise BackendFailure(f"QueryEmbedder failed: {type(exc.cause).__name__}: {exc.cause}") from exc
 
@@ -298,6 +301,7 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
         embedder = QueryEmbedder.options(
             **_replica_options(emb.replicas),
             max_ongoing_requests=emb.max_ongoing_requests,
+            max_queued_requests=emb.max_queued_requests,
             ray_actor_options={"num_cpus": emb.num_cpus, "num_gpus": gpus},
         ).bind(cfg.index, device, threads, emb.max_batch_size, emb.batch_wait_timeout_s, runtime=emb.runtime)
     ingress = RetrievalIngress.options(

@@ -311,7 +311,8 @@ def make_http_app(
         return json_response(service.info())
 
     async def on_service_error(request: Request, exc: ServiceError) -> Response:
-        return json_response(exc.body(), exc.status)
+        retry = {"retry-after": str(max(1, math.ceil(retry_after_s)))} if exc.status == 503 else None
+        return json_response(exc.body(), exc.status, retry)
 
     async def on_backend_failure(request: Request, exc: BackendFailure) -> Response:
         retry = {"retry-after": str(max(1, math.ceil(retry_after_s)))}

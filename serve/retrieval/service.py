@@ -85,6 +85,14 @@ class ServiceError(Exception):
         return {"error": {"status": self.status, "code": self.code, "message": self.message}}
 
 
+class Overloaded(ServiceError):
+    """503 with ``Retry-After``: a bounded queue on the request's way (the query embedder's) is full. Not a
+    failure of the index: ``/health`` stays ok."""
+
+    def __init__(self, message: str):
+        super().__init__(503, "overloaded", message)
+
+
 def _hit_record(rank: int, hit: Hit, link_mode: str) -> dict[str, Any]:
     chunk = hit.chunk
     return {
@@ -377,7 +385,7 @@ class RetrievalService:
             return await asyncio.wait_for(work, self.limits.request_timeout_s)
         except TimeoutError:
             raise self._timeout("query embedding") from None
-        except BackendFailure:
+        except (BackendFailure, ServiceError):
             raise
         except Exception as exc:
             raise BackendFailure(f"query embedding failed: {type(exc).__name__}: {exc}") from exc

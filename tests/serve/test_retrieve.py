@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from serve.retrieval.http_app import make_http_app
 from serve.retrieval.retrieve import DEFAULT_TOPK
-from serve.retrieval.service import Limits, RetrievalService
+from serve.retrieval.service import Limits, Overloaded, RetrievalService
 from sws.config import RetrieveSettings
 from sws.env import chunk_url
 from sws.env.hits import make_snippet
@@ -343,3 +343,41 @@ def test_a_client_that_goes_away_leaves_no_work_behind(engine):
         )
         assert ok.status_code == 200
     service.close()
+
+
+class _FullPrefetcher:
+    """A query embedder whose bounded queue is full (Serve's ``BackPressureError``, as the ingress maps it)."""
+
+    query_task = None
+
+    async def aembed(self, text):
+        raise Overloaded("the query embedder's queue is full")
+
+    async def aembed_batch(self, texts):
+        raise Overloaded("the query embedder's queue is full")
+
+
+def test_a_full_embedder_queue_is_503_with_retry_after_and_not_a_failure(engine):
+    service = RetrievalService(engine, prefetch=_FullPrefetcher())
+    with TestClient(make_http_app(service, retry_after_s=3)) as http:
+        for body in ({"queries": QUERIES}, {"query": QUERIES[0]}):
+            response = retrieve(http, **body)
+            assert (response.status_code, response.headers["retry-after"]) == (503, "3")
+            assert response.json()["error"]["code"] == "overloaded"
+        assert retrieve(http, queries=QUERIES, method="keywords").status_code == 200  # embeds nothing
+        assert service.health()["status"] == "ok"
+    service.close()
+
+
+def test_the_ingress_reads_serves_back_pressure_as_overloaded():
+    """``serve.retrieval.app._embedder_call``: the embedder deployment's ``max_queued_requests`` reached."""
+    from ray.serve.exceptions import BackPressureError
+
+    from serve.retrieval.app import _embedder_call
+
+    class Full:
+        async def remote(self, texts):
+            raise BackPressureError(num_queued_requests=256, max_queued_requests=256)
+
+    with pytest.raises(Overloaded, match="queue is full"):
+        asyncio.run(_embedder_call(Full(), ["q"]))
