@@ -193,7 +193,14 @@ def evaluate(
         EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
     from sws.agent import HEURISTIC_MODEL
-    from sws.eval.datasets import DatasetError, canonical_dataset, file_sha256, load_dataset, select
+    from sws.eval.datasets import (
+        DatasetError,
+        EmptyDatasetError,
+        canonical_dataset,
+        file_sha256,
+        load_dataset,
+        select,
+    )
     from sws.eval.judge import default_cache_dir
     from sws.eval.lock import RunLockedError
     from sws.eval.results import DamagedPartError
@@ -209,6 +216,8 @@ def evaluate(
         dataset = canonical_dataset(dataset)
         items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
         data_sha256 = file_sha256(data_path)
+    except EmptyDatasetError as exc:  # nothing to run: the --data given is wrong
+        raise StageError(str(exc), usage=True) from exc
     except (DatasetError, OSError) as exc:
         raise StageError(str(exc)) from exc
     if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":

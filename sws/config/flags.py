@@ -133,7 +133,7 @@ EVAL = (
         ("tools.url",),
         sets=(("tools.transport", "http"),),
     ),
-    Flag("--limit", "Only the first N items of the subset (smoke runs).", type=int),
+    Flag("--limit", "Only the first N items of the subset (smoke runs).", type=click.IntRange(1)),
     Flag(
         "--repair",
         "Move unreadable part files to <out>/damaged/ (kept, not deleted) and run their episodes again.",

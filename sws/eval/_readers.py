@@ -7,14 +7,17 @@ files), Search-R1 / verl Parquet, CSV (FRAMES, Bamboogle) and TSV (FRAMES ``test
 
 Every row comes with where it is: its line in JSONL, CSV and TSV files (the line a CSV record ends on), its
 1-based position in JSON lists and Parquet files, which have no line per row (:func:`where`). Files are read
-as UTF-8; invalid bytes, malformed JSON and unreadable Parquet are errors naming the file and line.
+as UTF-8; invalid bytes, malformed JSON, CSV or Parquet and fields of the wrong kind (``extra_info`` not a
+struct, ``possible_answers`` not a list) are errors naming the file and the line or item.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import reprlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,13 +61,9 @@ def read_raw(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             rows = pq.read_table(path).to_pylist()
         except (pa.ArrowException, OSError) as exc:
             raise DatasetFormatError(f"{path}: unreadable Parquet: {_first_line(exc)}") from exc
-        yield from enumerate((_from_searchr1(r) for r in rows), 1)
+        yield from ((n, _from_searchr1(r, where(path, n))) for n, r in enumerate(rows, 1))
     elif suffix in (".csv", ".tsv"):
-        reader = csv.DictReader(
-            io.StringIO(_text(path), newline=""), delimiter="\t" if suffix == ".tsv" else ","
-        )
-        for row in reader:
-            yield reader.line_num, _from_table_row(row, path)
+        yield from _table_rows(path, "\t" if suffix == ".tsv" else ",")
     else:
         raise DatasetFormatError(
             f"{path}: unsupported QA file type {suffix!r} (json, jsonl, parquet, csv, tsv)"
@@ -101,6 +100,22 @@ def _json_line(line: str, path: Path, n: int) -> Any:
         raise DatasetFormatError(f"{path}:{n}: malformed JSON: {exc.msg} (column {exc.colno})") from exc
 
 
+def _table_rows(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, raw row) of a CSV or TSV file, read strictly: a record the csv module cannot read (an unbalanced
+    quote, a field over its 128 KiB limit) is an error naming the line it starts on."""
+    reader = csv.DictReader(io.StringIO(_text(path), newline=""), delimiter=delimiter, strict=True)
+    start = 1
+    try:
+        if reader.fieldnames is None:  # an empty file
+            return
+        start = reader.line_num + 1
+        for row in reader:
+            yield reader.line_num, _from_table_row(row, path, where(path, reader.line_num))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise DatasetFormatError(f"{path}:{start}: malformed {path.suffix[1:].upper()}: {exc}") from exc
+
+
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
@@ -114,26 +129,26 @@ def _from_mapping(obj: Any, path: Path, position: int) -> dict[str, Any]:
     ident = next((obj[k] for k in ("id", "_id", "qid") if obj.get(k) not in (None, "")), None)
     if ident is not None:
         raw["id"] = str(ident)
+    at = where(path, position)
     if "golden_answers" in obj and "answers" not in raw:  # FlashRAG
-        raw["answers"] = obj["golden_answers"]
+        raw["answers"] = _answer_list(obj, "golden_answers", at)
     if "possible_answers" in obj and "answers" not in raw:  # PopQA official, as JSON
-        raw["answers"] = _json_list(obj["possible_answers"])
+        raw["answers"] = _answer_list(obj, "possible_answers", at)
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     if obj.get("prop") or meta.get("prop"):
         raw["prop"] = obj.get("prop") or meta["prop"]
     return raw
 
 
-def _from_searchr1(row: dict[str, Any]) -> dict[str, Any]:
-    extra = row.get("extra_info") or {}
-    prompt = row.get("prompt") or []
-    question = extra.get("question") or row.get("question") or (prompt[-1]["content"] if prompt else "")
+def _from_searchr1(row: dict[str, Any], at: str) -> dict[str, Any]:
+    extra = _struct(row, "extra_info", at)
+    question = extra.get("question") or row.get("question") or _prompt_text(row.get("prompt"), at)
     raw: dict[str, Any] = {"question": question}
-    gold = (row.get("reward_model") or {}).get("ground_truth")
+    gold = _struct(row, "reward_model", at).get("ground_truth")
     if isinstance(gold, dict):  # Search-R1 proper: {"target": [...]}
         gold = gold.get("target")
     if row.get("golden_answers") is not None:
-        raw["answers"] = list(row["golden_answers"])
+        raw["answers"] = _answer_list(row, "golden_answers", at)
     elif isinstance(gold, (list, tuple)):
         raw["answers"] = list(gold)
     elif gold is not None:
@@ -145,14 +160,34 @@ def _from_searchr1(row: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def _from_table_row(row: dict[str, str], path: Path) -> dict[str, Any]:
+def _struct(row: dict[str, Any], key: str, at: str) -> dict[str, Any]:
+    """``row[key]``, a struct (a dict; {} when absent)."""
+    value = row.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise DatasetFormatError(f"{at}: {key} is {type(value).__name__}, not a struct")
+    return value or {}
+
+
+def _prompt_text(prompt: Any, at: str) -> str:
+    """The content of a chat prompt's last message (Search-R1 / verl ``prompt``); "" without a prompt."""
+    if not prompt:
+        return ""
+    if not isinstance(prompt, list):
+        raise DatasetFormatError(f"{at}: prompt is {type(prompt).__name__}, not a list of chat messages")
+    last = prompt[-1]
+    if not isinstance(last, dict) or not isinstance(last.get("content"), str):
+        raise DatasetFormatError(f"{at}: the prompt's last message has no content")
+    return last["content"]
+
+
+def _from_table_row(row: dict[str, str], path: Path, at: str) -> dict[str, Any]:
     cols = {k.strip().lower(): v for k, v in row.items() if k is not None}  # None: surplus cells
-    question = next((cols[c] for c in _QUESTION_COLUMNS if cols.get(c)), None)
-    if question is None:
+    named = [c for c in _QUESTION_COLUMNS if c in cols]
+    if not named:
         raise DatasetFormatError(f"{path}: no question column (one of {_QUESTION_COLUMNS}) in {list(row)}")
-    raw: dict[str, Any] = {"question": question}
+    raw: dict[str, Any] = {"question": next((cols[c] for c in named if cols[c]), "")}  # "": refused by line
     if cols.get("possible_answers"):  # PopQA official
-        raw["answers"] = _json_list(cols["possible_answers"])
+        raw["answers"] = _answer_list(cols, "possible_answers", at)
     elif "answer" in cols:
         raw["answer"] = cols["answer"]
     ident = next((cols[c] for c in _ID_COLUMNS if cols.get(c)), None)
@@ -164,5 +199,12 @@ def _from_table_row(row: dict[str, str], path: Path) -> dict[str, Any]:
     return raw
 
 
-def _json_list(value: Any) -> list:
-    return json.loads(value) if isinstance(value, str) else list(value)
+def _answer_list(obj: dict[str, Any], key: str, at: str) -> list | None:
+    """``obj[key]``, a list of answers or one written as a JSON string (PopQA's ``possible_answers``)."""
+    value = answers = obj[key]
+    if isinstance(value, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            answers = json.loads(value)
+    if answers is not None and not isinstance(answers, list):
+        raise DatasetFormatError(f"{at}: {key} is not a JSON list: {reprlib.repr(value)}")
+    return answers

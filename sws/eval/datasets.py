@@ -5,7 +5,9 @@ index column); files without ids get ``sha1(dataset + "\\0" + question)[:16]``, 
 repeats of the same question, so the ids of a file are stable and equal across its JSON and Parquet forms.
 
 An id given twice in a file is refused (``file:line: duplicate id 'X' (first at line N)``) rather than
-renamed: results, reports and the UI are keyed by id, and a renamed id would no longer match the file's.
+renamed: results, reports and the UI are keyed by id, and a renamed id would no longer match the file's. So is
+text that is not valid Unicode (a lone surrogate such as the JSON escape ``\\ud83d``), which no record could
+hold, and a file with no item to run (:class:`EmptyDatasetError`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ _ALIASES = {
 
 class DatasetError(ValueError):
     """Unknown dataset or subset, or ids that are not in the dataset."""
+
+
+class EmptyDatasetError(DatasetError):
+    """A QA file without an item to run: no rows, or none with a gold answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +86,9 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
 
     Raises:
         DatasetError: unknown dataset, a file no reader understands (invalid UTF-8, malformed JSON, ...), a
-            row without a question or an id given twice; the message names the file and the line (or item).
+            row without a question, text that is not valid Unicode or an id given twice; the message names
+            the file and the line (or item).
+        EmptyDatasetError: no item with gold.
     """
     path = Path(path)
     name = canonical_dataset(dataset) if dataset else infer_dataset(path)
@@ -100,6 +108,10 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
             raise DatasetError(f"{where(path, position)}: duplicate id {item.id!r} (first at {earlier})")
         first[item.id] = position
         items.append(item)
+    if not items:
+        raise EmptyDatasetError(
+            f"{path}: none of its {len(raws)} items has a gold answer" if raws else f"{path}: no items"
+        )
     if len(items) < len(raws):
         logger.warning("%s: dropped %d item(s) without gold", path.name, len(raws) - len(items))
     return items
@@ -113,11 +125,28 @@ def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str], at: str) 
     if gold is None:
         return None
     ident = raw.get("id")
-    if ident is None:
-        base = hashlib.sha1(f"{dataset}\0{question}".encode()).hexdigest()[:16]
+    if ident is None:  # "surrogatepass": a lone surrogate is refused below, naming its field
+        base = hashlib.sha1(f"{dataset}\0{question}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
         seen[base] += 1
         ident = base if seen[base] == 1 else f"{base}-{seen[base]}"
-    return QAItem(ident, question, gold[0], gold[1], _item_type(raw, dataset, ident), dataset)
+    item = QAItem(ident, question, gold[0], gold[1], _item_type(raw, dataset, ident), dataset)
+    for name in ("id", "question", "answer", "aliases", "type"):
+        value = getattr(item, name)
+        for text in (value,) if isinstance(value, str) else value:
+            _check_unicode(text, f"{at}: {name}")
+    return item
+
+
+def _check_unicode(text: str, what: str) -> None:
+    """Refuse a lone surrogate (half of a UTF-16 pair, e.g. the JSON escape ``\\ud83d``): not valid Unicode,
+    it cannot be sent to a model as UTF-8 nor written to the results."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DatasetError(
+            f"{what} holds a lone surrogate {text[exc.start]!r} at character {exc.start + 1} (half of a "
+            "UTF-16 pair, not valid Unicode); fix it in the file"
+        ) from None
 
 
 def gold_and_aliases(

@@ -1,12 +1,16 @@
 """The episode record: CONTRACT.md §6.10 plus counts, latencies, errors and the run's identity.
 
 :meth:`EpisodeRecord.to_json` gives the reference's ``{qid}.json`` object exactly; :meth:`to_row` gives a flat
-row for Parquet (history and schemas as JSON strings, ``eval`` as columns) matching :data:`RECORD_SCHEMA`.
+row for Parquet (history and schemas as JSON strings, ``eval`` as columns) matching :data:`RECORD_SCHEMA`;
+:func:`rows_table` makes a table of such rows, never failing for one bad row, and :func:`schema_problem` says
+why a Parquet file's schema is not :data:`RECORD_SCHEMA`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -16,7 +20,10 @@ from sws.agent import AgentConfig, Episode
 from sws.env import get_tool
 from sws.eval.datasets import QAItem
 
+logger = logging.getLogger(__name__)
+
 EVAL_KEYS = ("em", "em_substring", "em_cover", "f1", "precision", "recall", "f1_bool")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 RECORD_SCHEMA = pa.schema(
     [
@@ -202,3 +209,60 @@ class EpisodeRecord:
             usage=usage,
             eval=evaluation,
         )
+
+
+def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Record rows as a :data:`RECORD_SCHEMA` table. A row Arrow cannot convert (text that is not valid
+    Unicode, such as a lone surrogate in a model's answer) becomes an ``error`` record saying why, with the
+    values that do not convert repaired (surrogates replaced by U+FFFD) or left empty: one bad record never
+    loses the others, and a resume runs it again."""
+    try:
+        return pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
+    except (pa.ArrowException, ValueError):
+        return pa.Table.from_pylist([_writable(row) for row in rows], schema=RECORD_SCHEMA)
+
+
+def schema_problem(schema: pa.Schema) -> str | None:
+    """Why a table of this schema holds no episode records (a column missing or of another type), or None.
+    Columns of no record are ignored."""
+    found = {field.name: field.type for field in schema}
+    missing = [name for name in RECORD_SCHEMA.names if name not in found]
+    if missing:
+        return f"not a results part (no column {missing[0]})"
+    return next(
+        (
+            f"column {field.name} is {found[field.name]}, not {field.type}"
+            for field in RECORD_SCHEMA
+            if found[field.name] != field.type
+        ),
+        None,
+    )
+
+
+def _writable(row: dict[str, Any]) -> dict[str, Any]:
+    try:
+        pa.Table.from_pylist([row], schema=RECORD_SCHEMA)
+    except (pa.ArrowException, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        reason = f"the record could not be written: {type(exc).__name__}: {exc}"
+        logger.warning("episode %r: %s; recorded as an error (a resume runs it again)", row.get("id"), reason)
+        failed = row | dict.fromkeys((*EVAL_KEYS, "gpt_judge"))
+        failed |= {"status": "error", "error_type": "RecordWriteError", "error": reason}
+        return {field.name: _cell(failed.get(field.name), field.type) for field in RECORD_SCHEMA}
+    return row
+
+
+def _cell(value: Any, kind: pa.DataType) -> Any:
+    """``value`` if Arrow converts it to ``kind``, else with lone surrogates replaced, else None."""
+    for candidate in (value, _repaired(value)):
+        try:
+            pa.array([candidate], type=kind)
+            return candidate
+        except (pa.ArrowException, ValueError):
+            pass
+    return None
+
+
+def _repaired(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    return [_repaired(v) for v in value] if isinstance(value, list) else value

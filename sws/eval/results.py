@@ -8,9 +8,10 @@ Layout::
 Parts are only ever added. A later record of an id supersedes an earlier one (an errored episode retried on
 resume), so :func:`load_records` keeps the last record per id in part-name order.
 
-A part that cannot be read (truncated by a full disk, damaged on copy) raises :class:`DamagedPartError`
-naming it; :func:`move_damaged_parts` (``--repair``) moves such parts to ``OUT/damaged/``, never deleting
-them, so their episodes count as missing and a resumed run records them again.
+A part that cannot be read (truncated by a full disk, damaged on copy) or holds no episode records (a column
+of another type, a Parquet file of something else) raises :class:`DamagedPartError` naming it and why;
+:func:`move_damaged_parts` (``--repair``) moves such parts to ``OUT/damaged/``, never deleting them, so their
+episodes count as missing and a resumed run records them again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sws.eval.datasets import ids_sha256
-from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.records import RECORD_SCHEMA, EpisodeRecord, rows_table, schema_problem
 from sws.eval.run_meta import RUN_FILE, RunMeta, read_run_meta, resumed
 from sws.io import write_atomically, write_text_atomically
 
@@ -80,18 +81,20 @@ def part_files(out_dir: str | Path, run_id: str = "") -> list[Path]:
 
 
 def read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """One part file, ``columns`` only (those it has; all by default).
+    """One part file, ``columns`` only (all of :data:`RECORD_SCHEMA` by default).
 
     Raises:
-        DamagedPartError: the file is truncated or otherwise unreadable.
+        DamagedPartError: the file is truncated or otherwise unreadable, or its schema is not a record's.
     """
     try:
         with pq.ParquetFile(path) as part:
-            names = part.schema_arrow.names
-            return part.read(columns=None if columns is None else [c for c in columns if c in names])
+            problem = schema_problem(part.schema_arrow)
+            if problem is None:
+                return part.read(columns=RECORD_SCHEMA.names if columns is None else columns)
     except (pa.ArrowException, OSError) as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
         raise DamagedPartError(path, reason) from exc
+    raise DamagedPartError(path, problem)
 
 
 def move_damaged_parts(out_dir: str | Path) -> list[Path]:
@@ -175,7 +178,7 @@ class PartWriter:
         """Write the buffered rows (if any) to a new part file; returns its path."""
         if not self._rows:
             return None
-        table = pa.Table.from_pylist(self._rows, schema=RECORD_SCHEMA)
+        table = rows_table(self._rows)
         path = self.dir / f"part-{self.prefix}-{self._seq:05d}.parquet"
         write_atomically(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
         self._seq += 1

@@ -5,9 +5,10 @@ part files change (names, sizes or modification times), so a run of thousands of
 Parquet once and every later page of its table is a sort, a filter and a slice in memory. One episode with its
 whole conversation is read from the one part file that holds its latest record.
 
-A run with an unreadable part file, or a ``run.json`` that is not JSON or is mistyped (``"items": "abc"``), is
-listed as damaged (which file, why) with no rows, so the other runs, ``/runs/all`` and the charts still show;
-``sws report --repair`` moves a damaged part aside.
+A run with an unreadable part file or one of another schema (``f1`` as strings, a corpus Parquet), or a
+``run.json`` that is not JSON or is mistyped (``"items": "abc"``), is listed as damaged (which file, why) with
+no rows, so the other runs, ``/runs/all`` and the charts still show; ``sws report --repair`` moves a damaged
+part aside.
 """
 
 from __future__ import annotations

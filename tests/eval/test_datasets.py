@@ -281,3 +281,97 @@ def test_malformed_json_and_invalid_utf8_name_file_and_line(tmp_path):
             load_dataset(tmp_path / name)
         assert str(caught.value).startswith(f"{tmp_path / name}{message}"), caught.value
         assert "\n" not in str(caught.value)
+
+
+def test_a_lone_surrogate_is_refused_with_file_and_line(tmp_path):
+    """The issue: ``\\ud83d`` (half a character once decoded) in a question ran every episode, then no record
+    could be written; in the id it crashed. Refused up front, naming the line and the field."""
+    good = json.dumps({"id": "a", "question": "Q1?", "answer": "x"})
+    cases = {
+        "bamboogle.jsonl": (
+            f'{good}\n{{"id": "b", "question": "Q2 \\ud83d", "answer": "y"}}\n',
+            ":2: question",
+        ),
+        "popqa.jsonl": (f'{good}\n\n{{"id": "b", "question": "Q2?", "answer": "\\ud83d"}}\n', ":3: answer"),
+        "musique.jsonl": (f'{good}\n{{"id": "b\\udc00", "question": "Q2?", "answer": "y"}}\n', ":2: id"),
+        "hotpotqa.json": (
+            f'[{good}, {{"question": "Q2?", "answers": ["y", "\\ud83d"]}}]',
+            ": item 2: aliases",
+        ),
+    }
+    for name, (text, message) in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        with pytest.raises(DatasetError) as caught:
+            load_dataset(tmp_path / name)
+        assert str(caught.value).startswith(f"{tmp_path / name}{message} holds a lone surrogate "), (
+            caught.value
+        )
+        assert "\n" not in str(caught.value)
+
+
+_BIG = "x" * (128 * 1024 + 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("frames.csv", 'Prompt,Answer\nQ1?,x\n"Q2?,y\nQ3?,z\n', ":3: malformed CSV: unexpected end of data"),
+        ("frames.csv", f'Prompt,Answer\nQ1?,x\n"{_BIG}",y\n', ":3: malformed CSV: field larger than field"),
+        ("frames.csv", "Prompt,Answer\nQ1?,x\n,y\n", ":3: item without a question"),
+        (
+            "popQA.tsv",
+            'question\tpossible_answers\nQ1?\t["a", \n',
+            ":2: possible_answers is not a JSON list: ",
+        ),
+        (
+            "popqa.jsonl",
+            '{"question": "Q1?", "possible_answers": 5}\n',
+            ":1: possible_answers is not a JSON list: ",
+        ),
+        (
+            "popqa.jsonl",
+            '{"question": "Q1?", "possible_answers": "[\\"a\\""}\n',
+            ":1: possible_answers is not ",
+        ),
+        (
+            "hotpotqa.parquet",
+            {"extra_info": ['{"question": "Q?"}']},
+            ": item 1: extra_info is str, not a struct",
+        ),
+        (
+            "hotpotqa.parquet",
+            {"prompt": [[{"role": "user"}]]},
+            ": item 1: the prompt's last message has no content",
+        ),
+        ("hotpotqa.parquet", {"prompt": ["Q?"]}, ": item 1: prompt is str, not a list of chat messages"),
+    ],
+)
+def test_damaged_files_are_one_line_with_file_and_row(tmp_path, name, content, message):
+    """The issue's damaged files gave tracebacks (``_csv.Error``, ``AttributeError``, ``KeyError``, ``TypeError``,
+    ``JSONDecodeError``), or a merged row, or "no question column" without a line."""
+    path = tmp_path / name
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        rows = len(next(iter(content.values())))
+        pq.write_table(pa.table({**content, "golden_answers": [["x"]] * rows}), path)
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    assert str(caught.value).startswith(f"{path}{message}"), caught.value
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("Prompt,Answer\n", ": no items"),
+        ("Prompt,Notes\nQ1?,a\nQ2?,b\n", ": none of its 2 items has a gold answer"),
+    ],
+)
+def test_a_file_without_items_to_run_is_refused(tmp_path, content, message):
+    from sws.eval.datasets import EmptyDatasetError
+
+    (tmp_path / "frames.csv").write_text(content)
+    with pytest.raises(EmptyDatasetError) as caught:
+        load_dataset(tmp_path / "frames.csv")
+    assert str(caught.value).startswith(f"{tmp_path / 'frames.csv'}{message}")

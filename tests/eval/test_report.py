@@ -169,3 +169,35 @@ def test_a_mistyped_run_json_is_one_line_error(tmp_path):
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     message = f"Error: {out / 'run.json'} is damaged: model: Input should be a valid string; fix it, or move"
     assert result.output.splitlines() == [f"{message} that run out of the directories reported"]
+
+
+@pytest.mark.parametrize("kind", ["f1 as strings", "a corpus Parquet"])
+def test_a_part_of_another_schema_is_one_line_error(tmp_path, kind):
+    """The issue: a part whose ``f1`` holds strings gave a 56-line traceback; a corpus Parquet in ``parts/``
+    was counted as an episode. Each is a damaged part: one line, never an episode; ``--repair`` moves it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sws.corpus.schema import DOCS
+    from sws.eval.results import part_files
+
+    ok = ("submitted", 1.0, 1, 3, 2, 1, 1000, 2.0)
+    out = make_run(tmp_path, "Bamboogle", "Qwen3.5-9B", [ok, ok], 2)
+    if kind == "f1 as strings":
+        table = pq.read_table(part_files(out)[0])
+        bad = table.set_column(table.schema.get_field_index("f1"), "f1", pa.array(["1.0", "0.5"]))
+    else:
+        bad = pa.Table.from_pylist([{"page_id": 1, "title": "T", "markdown": "M"}], schema=DOCS)
+    part = out / "parts" / "part-20260102T000000-bbbbbb-w000-00000.parquet"
+    pq.write_table(bad, part)
+    args = ["report", str(tmp_path), "--out", str(tmp_path / "report"), "--no-plots"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    (line,) = result.output.splitlines()
+    reason = (
+        "column f1 is string, not double" if kind == "f1 as strings" else "not a results part (no column id)"
+    )
+    assert line.startswith(f"Error: damaged part file {part}: {reason}; rerun with --repair"), line
+    repaired = CliRunner().invoke(cli, [*args, "--repair"])
+    assert repaired.exit_code == 0 and "| Bamboogle | 2 |" in repaired.output, repaired.output
+    assert (out / "damaged" / part.name).is_file()

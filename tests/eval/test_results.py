@@ -181,3 +181,53 @@ def test_worker_runs_scores_and_writes(tmp_path):
     assert [(r.id, r.index, r.seed, r.predicted_answer, r.fingerprint) for r in records] == [
         (f"q{i}", i, 42 + i, "William Shakespeare", "fp") for i in range(5)
     ]
+
+
+def test_a_record_that_cannot_be_written_is_an_error_and_the_others_are_kept(tmp_path):
+    """The issue: a lone surrogate (``\\ud83d``) in one record made ``flush`` raise and lost all 81. Now the
+    others are written and that one is recorded as an ``error`` saying why (a resume runs it again)."""
+    writer = PartWriter(tmp_path, "20260101T000000-aaaaaa-w000", rows_per_part=10)
+    bad = record("b")
+    bad.predicted_answer = "A \ud83d"  # as a model's JSON answer "A \\ud83d" decodes
+    bad.messages.append({"role": "assistant", "content": "\ud83d"})
+    for rec in (record("a"), bad, record("c")):
+        writer.add(rec)
+    assert writer.flush() is not None
+    assert recorded_status(tmp_path) == {"a": "submitted", "b": "error", "c": "submitted"}
+    by_id = {r.id: r for r in load_records(tmp_path)}
+    assert by_id["b"].error_type == "RecordWriteError" and "surrogates not allowed" in by_id["b"].error
+    assert by_id["b"].eval is None and by_id["b"].predicted_answer == "A \ufffd"
+    assert by_id["b"].messages[-1]["content"] == "\ufffd"
+    assert [(by_id[i].predicted_answer, by_id[i].eval["f1"]) for i in "ac"] == [("A", 1.0)] * 2
+
+
+def test_a_part_of_another_schema_is_damaged(tmp_path):
+    """The issue: a part whose ``f1`` holds strings broke report and UI; a corpus Parquet dropped into
+    ``parts/`` was counted as an episode. Either is a damaged part naming the column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sws.corpus.schema import DOCS
+    from sws.eval.records import RECORD_SCHEMA
+
+    writer = PartWriter(tmp_path, "20260101T000000-aaaaaa-w000", rows_per_part=2)
+    for item_id in "ab":
+        writer.add(record(item_id))
+    (good,) = part_files(tmp_path)
+    table = pq.read_table(good)
+    f1 = RECORD_SCHEMA.get_field_index("f1")
+    strings = table.set_column(f1, "f1", pa.array(["1.0", "0.5"]))
+    corpus = pa.Table.from_pylist([{"page_id": 1, "title": "T", "markdown": "M"}], schema=DOCS)
+    cases = [(strings, "column f1 is string, not double"), (corpus, "not a results part (no column id)")]
+    for bad_table, reason in cases:
+        bad = tmp_path / "parts" / "part-20260102T000000-bbbbbb-w000-00000.parquet"
+        pq.write_table(bad_table, bad)
+        for load in (recorded_status, load_table, load_records):
+            with pytest.raises(DamagedPartError) as caught:
+                load(tmp_path)
+            assert caught.value.path == bad and caught.value.reason == reason
+        assert move_damaged_parts(tmp_path)[0].parent == tmp_path / "damaged"
+        assert part_files(tmp_path) == [good] and recorded_status(tmp_path) == {
+            "a": "submitted",
+            "b": "submitted",
+        }

@@ -269,6 +269,39 @@ def test_a_damaged_run_is_listed_and_the_others_still_show(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "kind, reason",
+    [("f1 as strings", "column f1 is string, not double"), ("corpus", "not a results part (no column id)")],
+)
+def test_a_part_of_another_schema_is_a_damaged_card(tmp_path, kind, reason):
+    """The issue: a part whose ``f1`` holds strings answered 500 on /runs, /runs/all and /charts (every run
+    hidden); a corpus Parquet in ``parts/`` was a phantom episode. Either is the run's Damaged card, no rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sws.corpus.schema import DOCS
+    from sws.eval.results import part_files
+
+    synthetic_run(tmp_path / "good", 30)
+    bad = synthetic_run(tmp_path / "bad", 2, dataset="MuSiQue")
+    if kind == "corpus":
+        table = pa.Table.from_pylist([{"page_id": 1, "title": "T", "markdown": "M"}], schema=DOCS)
+    else:
+        table = pq.read_table(part_files(bad)[0])
+        table = table.set_column(table.schema.get_field_index("f1"), "f1", pa.array(["1.0", "0.5"]))
+    part = bad / "parts" / "part-other-00000.parquet"
+    pq.write_table(table, part)
+    with TestClient(create_app(run_dirs=[tmp_path])) as c:
+        pages = {path: c.get(path) for path in ("/runs", "/runs/all", "/charts", "/runs/bad")}
+        for path, page in pages.items():
+            assert page.status_code == 200, path
+        for path in ("/runs", "/runs/bad"):
+            card = pages[path].text.split('class="note damaged">')[1].split("</p>")[0]
+            assert str(escape(f"parts/{part.name}: {reason}")) in card, path
+        assert c.get("/runs/all", params={"per_page": 500}).text.count('class="episode-link"') == 30
+        assert "30 episodes" in pages["/charts"].text
+
+
+@pytest.mark.parametrize(
     "change, reason",
     [
         ({"items": "abc"}, "items: Input should be a valid integer"),
