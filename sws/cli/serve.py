@@ -66,16 +66,26 @@ def serve(profile, overrides, **values):
     settings = replace(cfg.serve, index=index, verify_on_open=verify, replicas=replicas)
     from sws.index import SwsIndexError
 
+    announced: list = []
+
+    def on_ready(event: dict) -> None:
+        if settings.address_dir:
+            from serve.address_files import write_address_files
+
+            announced.extend(write_address_files(settings.address_dir, settings.host, settings.port))
+        launch.print_ready(event)
+
     try:
         launch.run(
-            settings,
-            llm=llm,
-            ray_address=cfg.ray.address,
-            num_cpus=cfg.ray.num_cpus,
-            on_ready=launch.print_ready,
+            settings, llm=llm, ray_address=cfg.ray.address, num_cpus=cfg.ray.num_cpus, on_ready=on_ready
         )
     except (ValueError, TimeoutError, ImportError, RuntimeError, SwsIndexError) as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if announced:
+            from serve.address_files import remove_address_files
+
+            remove_address_files(announced)
 
 
 def replicas_for(configured: AutoscalingSettings, on_cluster: bool, told: bool) -> AutoscalingSettings:

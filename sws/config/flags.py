@@ -177,6 +177,13 @@ SERVE = (
     ),
     Flag("--no-mcp", "Do not expose the MCP endpoint at /mcp.", ("serve.mcp",), bool, value=False),
     Flag(
+        "--address-dir",
+        "Write the RL trainers' address files here once the service answers (ASearcher's "
+        "$RAG_SERVER_ADDR_DIR, rLLM's url_file DIR/rag_url); removed when it stops.",
+        ("serve.address_dir",),
+        click.Path(file_okay=False),
+    ),
+    Flag(
         "--ray-address",
         "Deploy to this running Ray cluster instead of starting a local one.",
         ("ray.address",),

@@ -74,6 +74,9 @@ class QueryEmbeddingConfig:
     # gate at start (sws.index.embedders.precision). None: the index's. Other embedders: the index's with "auto".
     runtime: str | None = "auto"
     max_ongoing_requests: int = 512  # callers waiting for a batch slot
+    # calls queued beyond those; more get 503 with Retry-After (each ingress replica has at most a few lists
+    # and /retrieve batches in flight, so only an overloaded service reaches it)
+    max_queued_requests: int = 256
 
 
 @dataclass
@@ -122,6 +125,9 @@ class ServeConfig:
     port: int = DEFAULT_PORT
     app_name: str = "sws"
     route_prefix: str = "/"
+    # `sws serve`: a directory for the RL trainers' address files (ASearcher's Host*_IP*.txt, rLLM's rag_url;
+    # serve/address_files.py), written when the service answers, removed when it stops; None: none
+    address_dir: str | None = None
     ingress: str = "haproxy"  # haproxy: Ray Serve's HAProxy + direct ingress; proxy: the Python proxy
     haproxy_stats: bool = False  # a local HAProxy's stats page and Prometheus exporter (no auth), on `host`
     token_env: str = "SWS_SERVE_TOKEN"

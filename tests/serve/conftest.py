@@ -75,14 +75,18 @@ def server(serve_index, tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def proxy_server(serve_index, tmp_path_factory):
-    """``sws serve`` on Serve's Python proxy ingress, query embeddings in the replica, no token: the other
-    ingress mode, shared by its tests (``test_served.py``, ``test_slow_clients.py``)."""
+    """``sws serve`` on Serve's Python proxy ingress, query embeddings in the replica, no token (as the RL
+    trainers call it; its address files in ``.address_dir``): the other ingress mode, shared by its tests
+    (``test_served.py``, ``test_slow_clients.py``)."""
     from serve.launch import ServeProcess
 
     log = tmp_path_factory.mktemp("proxy-serve-log") / "serve.log"
-    args = ["--ingress", "proxy", "--no-batching", "--num-cpus", "2"]
+    addresses = tmp_path_factory.mktemp("trainer-addresses")  # the RL trainers' address files
+    args = ["--ingress", "proxy", "--no-batching", "--num-cpus", "2", "--address-dir", str(addresses)]
     with ServeProcess(serve_index, args=args, log_path=log) as process:
+        process.address_dir = addresses
         yield process
+    assert not list(addresses.iterdir()), "sws serve left its address files behind"
 
 
 def run_driver(ray_address: str, code: str, *args: str, timeout_s: float = 180.0):
