@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+from pathlib import Path
 
 import httpx
 
@@ -12,7 +13,9 @@ from serve.address_files import remove_address_files, write_address_files
 def test_the_files_are_named_and_filled_as_the_trainers_read_them(tmp_path):
     written = write_address_files(tmp_path / "addr", "10.0.0.7", 11536)
     (asearcher,) = glob.glob(str(tmp_path / "addr" / "Host*_IP*.txt"))  # AReaL's glob
-    assert open(asearcher).readlines() == ["10.0.0.7:11536"]  # it calls http://<line>
+    assert Path(asearcher).read_text().splitlines(keepends=True) == [
+        "10.0.0.7:11536"
+    ]  # it calls http://<line>
     assert (tmp_path / "addr" / "rag_url").read_text().splitlines() == ["http://10.0.0.7:11536"]
     assert sorted(p.name for p in (tmp_path / "addr").iterdir()) == ["Host10.0.0.7_IP11536.txt", "rag_url"]
     remove_address_files(written)
@@ -29,7 +32,7 @@ def test_a_wildcard_bind_announces_this_nodes_address(tmp_path):
 
 def test_sws_serve_writes_them_and_a_trainer_reaches_it_by_them(proxy_server):
     (asearcher,) = glob.glob(str(proxy_server.address_dir / "Host*_IP*.txt"))
-    (line,) = open(asearcher).readlines()
+    (line,) = Path(asearcher).read_text().splitlines(keepends=True)
     response = httpx.post(f"http://{line}/retrieve", json={"queries": ["Sudan"], "topk": 2}, timeout=60)
     assert response.status_code == 200 and len(response.json()["result"][0]) == 2
     root = (proxy_server.address_dir / "rag_url").read_text().strip()
