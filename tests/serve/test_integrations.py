@@ -34,5 +34,14 @@ def test_every_trainer_is_pointed_at_retrieve(engine):
         line.split("=", 1) for line in (INTEGRATIONS / "rllm.env").read_text().splitlines() if "=" in line
     )
     assert f"{rllm['RETRIEVAL_SERVER_URL']}/retrieve" == RETRIEVE
-    assert (INTEGRATIONS / "asearcher_server_addr.txt").read_text().strip() == f"127.0.0.1:{DEFAULT_PORT}"
+    roots = [
+        line for line in (INTEGRATIONS / "rllm_rag_url").read_text().splitlines() if not line.startswith("#")
+    ]
+    assert [f"{root}/retrieve" for root in roots] == [RETRIEVE]  # deep-research train.py's URL file
+    # ASearcher globs $RAG_SERVER_ADDR_DIR/Host*_IP*.txt, named and written as its own server writes them
+    (address,) = (INTEGRATIONS / "asearcher").glob("Host*_IP*.txt")
+    assert (address.name, address.read_text()) == (
+        f"Host127.0.0.1_IP{DEFAULT_PORT}.txt",
+        f"127.0.0.1:{DEFAULT_PORT}",
+    )
     assert {"/retrieve", "/access"} <= _routes(engine)
