@@ -268,6 +268,18 @@ def test_a_damaged_run_is_listed_and_the_others_still_show(tmp_path):
         )
 
 
+def damaged_run_pages(client):
+    """The pages a damaged run (``bad``) must not break, each answered 200, and its card's text on ``/runs``
+    and ``/runs/bad``."""
+    pages = {path: client.get(path) for path in ("/runs", "/runs/all", "/charts", "/runs/bad")}
+    for path, page in pages.items():
+        assert page.status_code == 200, path
+    cards = {
+        p: pages[p].text.split('class="note damaged">')[1].split("</p>")[0] for p in ("/runs", "/runs/bad")
+    }
+    return pages, cards
+
+
 @pytest.mark.parametrize(
     "kind, reason",
     [("f1 as strings", "column f1 is string, not double"), ("corpus", "not a results part (no column id)")],
@@ -291,11 +303,8 @@ def test_a_part_of_another_schema_is_a_damaged_card(tmp_path, kind, reason):
     part = bad / "parts" / "part-other-00000.parquet"
     pq.write_table(table, part)
     with TestClient(create_app(run_dirs=[tmp_path])) as c:
-        pages = {path: c.get(path) for path in ("/runs", "/runs/all", "/charts", "/runs/bad")}
-        for path, page in pages.items():
-            assert page.status_code == 200, path
-        for path in ("/runs", "/runs/bad"):
-            card = pages[path].text.split('class="note damaged">')[1].split("</p>")[0]
+        pages, cards = damaged_run_pages(c)
+        for path, card in cards.items():
             assert str(escape(f"parts/{part.name}: {reason}")) in card, path
         assert c.get("/runs/all", params={"per_page": 500}).text.count('class="episode-link"') == 30
         assert "30 episodes" in pages["/charts"].text
@@ -316,11 +325,8 @@ def test_a_mistyped_run_json_is_listed_as_damaged(tmp_path, change, reason):
     run = json.loads((bad / "run.json").read_text())
     (bad / "run.json").write_text(change if isinstance(change, str) else json.dumps({**run, **change}))
     with TestClient(create_app(run_dirs=[tmp_path])) as c:
-        pages = {path: c.get(path) for path in ("/runs", "/runs/all", "/charts", "/runs/bad")}
-        for path, page in pages.items():
-            assert page.status_code == 200, path
-        for path in ("/runs", "/runs/bad"):
-            card = pages[path].text.split('class="note damaged">')[1].split("</p>")[0]
+        pages, cards = damaged_run_pages(c)
+        for path, card in cards.items():
             assert pages[path].text.count('class="note damaged"') == 1, path
             assert (
                 str(escape(f"run.json: {reason}")) in card
