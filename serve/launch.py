@@ -47,6 +47,25 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port something already listens on, before anything starts (HAProxy would fail on it with a
+    page of its log). A port left in TIME_WAIT by a stopped server is free (``SO_REUSEADDR``, as servers bind).
+
+    Raises:
+        ValueError: one line naming the address.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise ValueError(
+                f"cannot listen on {host or '*'}:{port}: {exc.strerror} (another `sws serve` or another "
+                "server is using it); stop it or pass another --port"
+            ) from None
+
+
 def haproxy_env(run_dir: str | Path, cfg: ServeConfig) -> dict[str, str]:
     """Environment for a private HAProxy ingress: the flag, its files under ``run_dir``, free side ports,
     and the HAProxy it runs (``serve/haproxy_exec.py``: its stats page and Prometheus exporter bound to
@@ -173,17 +192,27 @@ def wait_running(timeouts_s: dict[str, float], stop: threading.Event | None = No
 def prepare_local_env(cfg: ServeConfig, run_dir: str | Path | None = None) -> dict[str, str]:
     """Set the environment a local Ray must start with (before ``ray.init``); returns what was set.
 
+    ``run_dir`` (default: a new one, ``serve/run_dir.py``) holds HAProxy's files, and Ray's when ``$TMPDIR`` is
+    too long for Ray's socket paths.
+
     Serve's uvicorn servers get the read deadline (``serve/client_bounds.py``); the per-address connection
     cap goes where the clients connect: HAProxy, or the Python proxy (the replicas' servers behind HAProxy
     see it as their one client).
+
+    Raises:
+        ValueError: no directory short enough for HAProxy's socket paths.
     """
     from serve.client_bounds import bounds_env
+    from serve.run_dir import check_run_dir, make_run_dir, ray_fits
 
+    run_dir = run_dir or make_run_dir()
     env = {"RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
+    if "RAY_TMPDIR" not in os.environ and not ray_fits(tempfile.gettempdir()):
+        env["RAY_TMPDIR"] = str(run_dir)  # Ray's sockets too are under its temp dir, $TMPDIR/ray by default
     proxy_cap = cfg.max_connections_per_source if cfg.ingress == "proxy" else 0
     env |= bounds_env(cfg.request_read_timeout_s, proxy_cap)
     if cfg.ingress == "haproxy":
-        run_dir = run_dir or tempfile.mkdtemp(prefix="sws-haproxy-")
+        check_run_dir(run_dir)
         env |= haproxy_env(run_dir, cfg)
     os.environ.update(env)
     return env
@@ -218,7 +247,8 @@ def run(
     is set or SIGINT/SIGTERM; then delete the apps (and stop the local Ray it started).
 
     Raises:
-        ValueError: bad settings (from the app builders), or a local Ray too small for the apps.
+        ValueError: bad settings (from the app builders), a local Ray too small for the apps, a busy port,
+            no short directory for HAProxy's sockets or a torchvision that cannot be imported (locally).
         TimeoutError: an app did not answer in time (the LLM's engine: ``llm_launch.READY_TIMEOUT_S``).
     """
     import ray
@@ -227,8 +257,13 @@ def run(
     from serve import llm_launch
     from serve.processes import ProcessLedger, reap_stale
     from serve.retrieval import build_app, check_index
+    from serve.run_dir import make_run_dir
     from sws.raykit import init_ray
+    from sws.torch_companions import check_torch_companions
 
+    local = not (ray_address or os.environ.get("RAY_ADDRESS"))
+    if local:
+        check_torch_companions()  # before starting anything: a broken torchvision fails every model load
     check_index(replace(cfg, verify_on_open=False))  # before starting anything (checksums: by build_app)
     if llm is not None:
         from serve.llm import build_app as build_llm_app
@@ -236,12 +271,13 @@ def run(
 
         llm = llm_launch.with_fetched_model(llm_launch.beside_retrieval(llm, cfg))
         llm_config(llm)  # validated; the app is built on Ray (Ray Serve LLM's builder starts one otherwise)
-    local = not (ray_address or os.environ.get("RAY_ADDRESS"))
     ledger = None
     if local and not ray.is_initialized():
         reap_stale()  # what a killed earlier run left
-        prepare_local_env(cfg)
-        ledger = ProcessLedger()
+        check_port_free(cfg.host, cfg.port)  # here only: a Ray already running may serve on it itself
+        run_dir = make_run_dir()  # removed with the ledger: when this run stops, or by the next one's reap
+        prepare_local_env(cfg, run_dir)
+        ledger = ProcessLedger(run_dir=run_dir)
     record = ledger.record if ledger is not None else lambda: None
     stop = stop or threading.Event()
     init_ray(ray_address, llm_launch.local_ray_cpus(cfg, llm, num_cpus) if local else num_cpus)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import psutil
 
+from serve.run_dir import remove_run_dir
+
 STATE_DIR = Path(tempfile.gettempdir()) / f"sws-serve-{os.getuid()}"
 
 
@@ -60,10 +62,12 @@ class ProcessLedger:
 
     Args:
         state_dir: where the ledger file goes (default ``STATE_DIR``).
+        run_dir: the run's private directory (``serve/run_dir.py``), removed with the ledger.
     """
 
-    def __init__(self, state_dir: str | Path | None = None):
+    def __init__(self, state_dir: str | Path | None = None, run_dir: str | Path | None = None):
         self.me = psutil.Process()
+        self.run_dir = str(run_dir) if run_dir else None
         self.path = Path(state_dir or STATE_DIR) / f"{self.me.pid}.json"
         self.known: dict[int, float] = {}
         self.head: dict[int, float] | None = None  # this process's children at the first record
@@ -84,7 +88,8 @@ class ProcessLedger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         owner = {"pid": self.me.pid, "create_time": self.me.create_time()}
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"owner": owner, "processes": sorted(self.known.items())}))
+        record = {"owner": owner, "processes": sorted(self.known.items()), "run_dir": self.run_dir}
+        temporary.write_text(json.dumps(record))
         temporary.replace(self.path)
 
     def head_intact(self, settle_s: float = 1.0) -> bool:
@@ -101,14 +106,17 @@ class ProcessLedger:
             time.sleep(0.1)
 
     def end_all(self, grace_s: float = 1.0) -> None:
-        """End every recorded or current descendant still running; remove the ledger file."""
+        """End every recorded or current descendant still running; remove the run directory and the ledger file."""
         self.record()
         end_processes(_alive(self.known), grace_s)
+        if self.run_dir:
+            remove_run_dir(self.run_dir)
         self.path.unlink(missing_ok=True)
 
 
 def reap_stale(state_dir: str | Path | None = None, grace_s: float = 1.0) -> list[int]:
-    """End the processes recorded by runs whose launcher is gone; returns their PIDs."""
+    """End the processes recorded by runs whose launcher is gone (and remove their run directories); returns
+    their PIDs."""
     ended: list[int] = []
     for path in Path(state_dir or STATE_DIR).glob("*.json"):
         try:
@@ -121,5 +129,7 @@ def reap_stale(state_dir: str | Path | None = None, grace_s: float = 1.0) -> lis
             continue  # being written, or not ours: leave it
         end_processes(processes, grace_s)
         ended += [process.pid for process in processes]
+        if ledger.get("run_dir"):
+            remove_run_dir(ledger["run_dir"])
         path.unlink(missing_ok=True)
     return ended

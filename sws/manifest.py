@@ -25,6 +25,11 @@ VERSIONED_PACKAGES = (
     "mcp",
     "starlette",
 )
+MANIFEST = "manifest.json"
+
+
+class OtherArtefactError(ValueError):
+    """An output directory whose ``manifest.json`` is another artefact's: building there would overwrite it."""
 
 
 def file_digests(path: str | Path, algorithms=("sha256",), block: int = 1 << 22) -> dict[str, str]:
@@ -76,3 +81,39 @@ def read_json_object(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{path} holds a JSON {type(data).__name__}, not an object")  # noqa: TRY004 (a bad file)
     return data
+
+
+def refuse_other_artefact(out_dir: str | Path, kind: str, fingerprint: str | None = None) -> None:
+    """Refuse to build a ``kind`` (what its manifest records as ``"kind"`` or ``"format"``) in ``out_dir``
+    when the ``manifest.json`` there describes something else: another kind, a file sws did not write, or
+    (with ``fingerprint``) the same kind built from other inputs. No manifest: nothing to refuse.
+
+    Raises:
+        OtherArtefactError: one line naming what ``out_dir`` holds.
+    """
+    path = Path(out_dir) / MANIFEST
+    try:
+        data = read_json_object(path)
+    except (FileNotFoundError, NotADirectoryError):  # no manifest; or out_dir a file, which the build names
+        return
+    except (OSError, ValueError) as exc:
+        held = f"an unreadable {MANIFEST} ({exc})"
+    else:
+        held = _other_than(data, kind, fingerprint)
+        if held is None:
+            return
+    raise OtherArtefactError(
+        f"{out_dir} holds {held}; building here would overwrite it: use another --out directory"
+    )
+
+
+def _other_than(manifest: dict[str, Any], kind: str, fingerprint: str | None) -> str | None:
+    """What ``manifest`` describes when it is not a ``kind`` of ``fingerprint``; None when it is."""
+    found = manifest.get("kind") or manifest.get("format")
+    if not isinstance(found, str):
+        return f"a {MANIFEST} that sws did not write"
+    if found != kind:
+        return f"an {found} manifest, not an {kind} one"
+    if fingerprint not in (None, manifest.get("fingerprint")):
+        return f"an {kind} of other inputs (fingerprint {manifest.get('fingerprint')}, not {fingerprint})"
+    return None

@@ -25,6 +25,20 @@ CLUSTER = HostPolicy("0.0.0.0", allowed_hosts=("head.internal",), allowed_origin
         (LOOPBACK, "localhost.evil.example", None, "host_not_allowed"),
         (LOOPBACK, "10.0.0.5:11536", None, "host_not_allowed"),  # not the bound address
         (LOOPBACK, "x]", None, "host_not_allowed"),  # malformed
+        (LOOPBACK, "localhost:", None, None),  # an empty port is the default one
+        # userinfo, fragment, path, query, a backslash, a space: not a Host, whatever a URL parser makes of it
+        (LOOPBACK, "evil.example@localhost", None, "host_not_allowed"),
+        (LOOPBACK, "evil.example@localhost:11536", None, "host_not_allowed"),
+        (LOOPBACK, "localhost#.evil.example", None, "host_not_allowed"),
+        (LOOPBACK, "localhost/.evil.example", None, "host_not_allowed"),
+        (LOOPBACK, "localhost?.evil.example", None, "host_not_allowed"),
+        (LOOPBACK, "localhost\\.evil.example", None, "host_not_allowed"),
+        (LOOPBACK, "localhost .evil.example", None, "host_not_allowed"),
+        (LOOPBACK, "localhost:99999", None, "host_not_allowed"),
+        (LOOPBACK, "[::1%eth0]:11536", None, "host_not_allowed"),
+        (LOOPBACK, "127.0.0.1:11536", "http://evil.example@localhost", "origin_not_allowed"),
+        (LOOPBACK, "127.0.0.1:11536", "http://localhost#.evil.example", "origin_not_allowed"),
+        (CLUSTER, "evil.example@10.0.0.5:11536", None, "host_not_allowed"),
         (LOOPBACK, "127.0.0.1:11536", "http://evil.example", "origin_not_allowed"),  # cross-site page
         (LOOPBACK, "127.0.0.1:11536", "null", "origin_not_allowed"),  # sandboxed or file:// page
         (LOOPBACK, "127.0.0.1:11536", "http://[x", "origin_not_allowed"),

@@ -161,6 +161,7 @@ class RetrievalIngress:
             mcp=mcp,
             retry_after_s=cfg.retry_after_s,
             open_url_cache=cfg.open_url_cache_entries,
+            open_url_cache_bytes=cfg.open_url_cache_bytes,
             hosts=hosts,
         )
 

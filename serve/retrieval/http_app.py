@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from serve.retrieval.response_cache import ResponseCache
+from serve.retrieval.response_cache import MAX_BYTES, ResponseCache
 from serve.retrieval.service import RetrievalService, ServiceError
 from sws.env import BackendFailure
 from sws.host_guard import HostPolicy
@@ -247,6 +247,7 @@ def make_http_app(
     mcp: tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager]] | None = None,
     retry_after_s: float = 1.0,
     open_url_cache: int = 0,
+    open_url_cache_bytes: int = MAX_BYTES,
     hosts: HostPolicy | None = None,
 ) -> Any:
     """The ASGI app of the service.
@@ -259,9 +260,10 @@ def make_http_app(
         retry_after_s: ``Retry-After`` of a 503 (backend unavailable).
         open_url_cache: how many rendered ``open_url`` answers (``/call`` and ``/open_url``) to keep, keyed
             by the exact request; 0 for none (``serve.retrieval.response_cache``).
+        open_url_cache_bytes: at most that many bytes of them (answers and keys).
         hosts: the ``Host`` / ``Origin`` every route but ``/health`` must pass; None: any.
     """
-    cache = ResponseCache(open_url_cache)
+    cache = ResponseCache(open_url_cache, open_url_cache_bytes)
 
     def cached(key: Any, response: Response) -> Response:
         cache.put(key, response.body)

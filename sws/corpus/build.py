@@ -19,9 +19,10 @@ from tqdm import tqdm
 from sws.corpus.dump import DumpError, DumpUnit, plan_units
 from sws.corpus.shard import CorpusShardBuilder, shard_damage, shard_name, stats_path
 from sws.io import write_text_atomically
-from sws.manifest import describe_input, digest, versions
+from sws.manifest import MANIFEST, OtherArtefactError, describe_input, digest, refuse_other_artefact, versions
 
 logger = logging.getLogger(__name__)
+KIND = "sws-corpus"  # the manifest's "kind"
 
 
 class CorpusBuildError(RuntimeError):
@@ -68,8 +69,16 @@ def _plan(
             f"{out_dir} holds a corpus built from other inputs or another config "
             f"(fingerprint {previous['fingerprint']} != {plan['fingerprint']}); use a new --out directory"
         )
+    _refuse_other_artefact(out_dir, plan["fingerprint"])  # a corpus whose plan was removed
     write_text_atomically(plan_path, json.dumps(plan, indent=1))
     return plan
+
+
+def _refuse_other_artefact(out_dir: Path, fingerprint: str | None = None) -> None:
+    try:
+        refuse_other_artefact(out_dir, KIND, fingerprint)
+    except OtherArtefactError as exc:
+        raise CorpusBuildError(str(exc)) from exc
 
 
 def _described(recorded: dict, path: str, algorithms: tuple[str, ...]) -> dict:
@@ -143,12 +152,13 @@ def build_corpus(
 
     Raises:
         CorpusBuildError: unreadable inputs, inputs that fail the fetch manifest's checksums, an output
-            directory of another build, an output directory that cannot be created, or a shard that cannot
-            be written (a full disk).
+            directory of another build or holding another artefact's manifest, an output directory that cannot
+            be created, or a shard that cannot be written (a full disk).
     """
     import ray
 
     out_dir = Path(out_dir)
+    _refuse_other_artefact(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # an existing file, a file on the way, no permission
@@ -237,7 +247,7 @@ def _write_manifest(
     accounted = counts["articles"] + counts["redirects"] + counts["other_namespace"] + sum(skipped.values())
     errors = [{"unit": s["unit"], "error": s["input_error"]} for s in shard_stats if s["input_error"]]
     manifest = {
-        "kind": "sws-corpus",
+        "kind": KIND,
         "fingerprint": plan["fingerprint"],
         "complete": not errors and accounted == counts["pages"],
         "inputs": plan["inputs"],
@@ -269,5 +279,5 @@ def _write_manifest(
         },
         "versions": versions(),
     }
-    write_text_atomically(out_dir / "manifest.json", json.dumps(manifest, indent=1))
+    write_text_atomically(out_dir / MANIFEST, json.dumps(manifest, indent=1))
     return manifest

@@ -21,7 +21,7 @@ from sws.index.files import CHECKSUM, file_checksum, file_sizes, write_json
 from sws.index.keyword import TantivyIndexer
 from sws.index.manifest import FAISS_DIR, FORMAT, MANIFEST, TANTIVY_DIR, VECTORS_DIR, index_fingerprint
 from sws.index.vectors import VectorSet
-from sws.manifest import versions
+from sws.manifest import refuse_other_artefact, versions
 
 DONE = "build.json"  # per component: inputs + results; a re-run with the same inputs reuses the component
 STAGING = ".staging"  # components built while the old ones are still in use, swapped in at the end
@@ -107,6 +107,7 @@ def build_index(
         CorpusError / EmptyCorpusError: bad corpus.
         FingerprintMismatchError: the vectors were made from another corpus or do not cover it.
         IndexBusyError: another process is building ``out_dir``.
+        OtherArtefactError: ``out_dir`` holds another artefact's manifest (a corpus, vectors).
     """
     if (embedder is None) == (vectors_dir is None):
         raise ValueError(
@@ -116,6 +117,7 @@ def build_index(
     started = time.perf_counter()
     corpus, out = CorpusFiles.open(corpus_dir), Path(out_dir)
     with _only_builder(out):
+        refuse_other_artefact(out, FORMAT)
         if vectors_dir is None:
             vectors = embed_corpus(corpus.root, out / VECTORS_DIR, embedder, **(embed_options or {}))
         else:

@@ -26,6 +26,7 @@ from sws.index.vectors import (
     plan_units,
     vectors_fingerprint,
 )
+from sws.manifest import refuse_other_artefact
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +148,8 @@ def embed_corpus(
         dtype: stored vector dtype, "float16" (half the disk) or "float32".
 
     Raises:
-        CorpusError / EmptyCorpusError: bad corpus; FingerprintMismatchError: ``out_dir`` holds another run.
+        CorpusError / EmptyCorpusError: bad corpus; FingerprintMismatchError: ``out_dir`` holds another run;
+        OtherArtefactError: ``out_dir`` holds another artefact's manifest (a corpus, an index).
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
@@ -157,6 +159,7 @@ def embed_corpus(
     spec = embedder if isinstance(embedder, dict) else embedder.spec()
     units = plan_units(corpus, rows_per_unit)
     record = job_record(corpus, spec, dtype, units)
+    refuse_other_artefact(out, FORMAT)
     check_job(out, record)
     (out / "units").mkdir(parents=True, exist_ok=True)
     write_json(out / "job.json", record)

@@ -20,6 +20,7 @@ from sws.index import (
     WikiIndex,
     build_index,
 )
+from sws.manifest import OtherArtefactError
 from tests.index.helpers import lead_pages, write_corpus
 
 KILLED = """
@@ -114,3 +115,27 @@ def test_one_build_per_directory_at_a_time(leads_root, index_copy):
     finally:
         os.close(holder)
     assert _contents(index_copy) == before
+
+
+@pytest.mark.parametrize("held", ["corpus", "vectors", "unrelated"])
+def test_an_out_holding_another_artefact_is_refused_before_anything_is_written(
+    leads_root, tmp_path, embedder, held
+):
+    out = tmp_path / held
+    if held == "unrelated":
+        out.mkdir()
+        (out / "manifest.json").write_text('{"name": "my-app", "version": 3}')
+    else:
+        shutil.copytree(leads_root / "corpus" if held == "corpus" else leads_root / "index" / "vectors", out)
+    corpus = out if held == "corpus" else leads_root / "corpus"  # `--corpus C --out C`
+    before = _contents(out)
+    vectors = ["--vectors", str(leads_root / "index" / "vectors")]
+    refused = CliRunner().invoke(build_index_command, ["--corpus", str(corpus), "--out", str(out), *vectors])
+    assert refused.exit_code == 1 and refused.output.count("\n") == 1, refused.output
+    what = {"corpus": "an sws-corpus manifest", "vectors": "an sws-vectors/1 manifest"}
+    assert refused.output.startswith(
+        f"Error: {out} holds {what.get(held, 'a manifest.json that sws did not write')}"
+    )
+    with pytest.raises(OtherArtefactError, match="use another --out directory"):  # embedding nothing either
+        build_index(corpus, out, embedder=embedder, embed_options={"workers": 0})
+    assert _contents(out) == before

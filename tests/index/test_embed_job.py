@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sws.index import FingerprintMismatchError, VectorSet, embed_corpus
+from sws.manifest import OtherArtefactError
 from tests.index.helpers import LetterCountEmbedder, lead_pages, minilm, write_corpus
 
 TEXTS = [c for p in lead_pages() for c in p["chunks"]]
@@ -49,6 +50,15 @@ def test_resume_keeps_finished_units_and_refuses_other_runs(corpus, tmp_path, em
         embed_corpus(corpus, out, embedder, workers=0, rows_per_unit=8)
     with pytest.raises(FingerprintMismatchError, match="holds vectors of another run"):
         embed_corpus(corpus, out, embedder, workers=0, rows_per_unit=4, dtype="float32")
+
+
+def test_an_out_holding_another_artefact_is_refused_before_anything_is_written(corpus, embedder):
+    before = sorted(corpus.rglob("*"))
+    with pytest.raises(
+        OtherArtefactError, match=f"{corpus} holds an sws-corpus manifest, not an sws-vectors/1"
+    ):
+        embed_corpus(corpus, corpus, embedder, workers=0)
+    assert sorted(corpus.rglob("*")) == before
 
 
 def test_opening_unfinished_or_damaged_vectors(corpus, tmp_path, embedder):
