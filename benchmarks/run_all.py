@@ -65,7 +65,7 @@ STEPS = [
     ),
     Step("serve_floor", [], ["--seconds", "5", "--repeats", "1"]),
     Step("serve_load", [], ["--seconds", "10", "--clients", "64"]),
-    Step("serve_retrieve", [], ["--clients", "256", "--seconds", "10"]),
+    Step("serve_retrieve", [], ["--clients", "256", "--seconds", "10", "--rollout-rounds", "1"]),
     Step("serve_autoscale", [], ["--quick"]),
     Step("serve_vs_reference", [], ["--quick"]),
     Step("scale_index", [], ["--quick"]),
