@@ -17,6 +17,8 @@ from sws.cli.options import (
     verify_option,
 )
 from sws.config import flags
+from sws.config.flags import flag_settings
+from sws.stopping import AGAIN, stops_on_signals
 
 index_option = click.option(
     "--index",
@@ -53,6 +55,9 @@ def embed_command(profile, overrides, **values) -> None:
 @flag_options(flags.BUILD_INDEX)
 @config_option
 @overrides_argument
+@stops_on_signals(
+    lambda out=None, **_: f"the finished vectors and parts are kept in {out or 'index.out'}; {AGAIN}"
+)
 def build_index_command(profile, overrides, **values) -> None:
     """Build the Tantivy (chunks, titles, redirects) and FAISS HNSW indexes with their manifest.
 
@@ -106,7 +111,7 @@ def open_command(index_dir, url, verify) -> None:
 
 @click.group("index")
 def index_group() -> None:
-    """Check a built index."""
+    """Check a built index, export it in another layout, or import the paper's released index."""
 
 
 @index_group.command("verify")
@@ -121,6 +126,44 @@ def verify_command(index_dir) -> None:
     with one_line_errors():
         summary = stages.verify_index_files(index_dir, require_checksums=True)
     click.echo(json.dumps({**summary, "status": "ok"}, indent=1))
+
+
+@index_group.command("export")
+@click.argument("index_dir", type=click.Path(file_okay=False))
+@flag_options(flags.EXPORT_INDEX)
+def export_command(index_dir, **values) -> None:
+    """Write a built index in another layout; `--format reference`: the paper's, which its own tool server
+    reads (tantivy/chunk-1536/{chunks,titles}, faiss/hnsw-<model>-chunk-1536-fp16/{index.faiss,ids.pkl}).
+
+    \b
+    Examples:
+      sws index export sws-out/index --out sws-out/reference --format reference
+      sws index export sws-out/index --out /tmp/ref-l2 --format reference --metric l2
+    """
+    _, stage = flag_settings(flags.EXPORT_INDEX, values)
+    with one_line_errors():
+        summary = stages.export_index(index_dir, **stage)
+    click.echo(json.dumps(summary, indent=1))
+
+
+@index_group.command("import")
+@click.argument("src", type=click.Path(file_okay=False))
+@flag_options(flags.IMPORT_INDEX)
+def import_command(src, **values) -> None:
+    """Adopt a folder in the paper's reference layout (tantivy/chunk-1536/{chunks,titles},
+    faiss/<name>/{index.faiss,ids.pkl}) as an sws index: its files hard-linked, never silently copied, and a
+    manifest beside them; `sws search`, `sws open`, `sws serve` then open it as any index. (The two folders
+    given apart, and the .tar.zst archives, are not read yet.)
+
+    \b
+    Examples:
+      sws index import /data/enwiki-20260601 --out sws-out/paper-index
+      sws index import sws-out/reference --out sws-out/ref-index --embedder-spec '{"kind": "sentence-transformers", "model": "all-MiniLM-L6-v2", "query_task": ""}'
+    """
+    _, stage = flag_settings(flags.IMPORT_INDEX, values)
+    with one_line_errors():
+        summary = stages.import_index(src, **stage)
+    click.echo(json.dumps(summary, indent=1))
 
 
 class CliTools:

@@ -115,6 +115,41 @@ BUILD_INDEX = (
         ("index.vectors",),
     ),
 )
+EXPORT_INDEX = (
+    Flag("--out", "Output directory (new or empty).", type=OUT_DIR, required=True),
+    Flag(
+        "--format",
+        "Layout to write: the paper's reference index (Tantivy chunk-1536 + FAISS HNSW fp16, ids.pkl).",
+        dest="layout",
+        type=click.Choice(["reference"]),
+        required=True,
+    ),
+    Flag(
+        "--metric",
+        "FAISS metric: ip (inner product, default) or l2 (same ranking on normalised vectors).",
+        type=click.Choice(["ip", "l2"]),
+    ),
+    Flag("--model", "Embedder name in the FAISS folder (default: the index's embedder, last path part)."),
+)
+IMPORT_INDEX = (
+    Flag(
+        "--out",
+        "Index directory (new or empty; the source folder itself adopts it in place).",
+        type=OUT_DIR,
+        required=True,
+    ),
+    Flag(
+        "--embedder-spec",
+        "Query embedder as a make_embedder JSON spec (default: the reference's, Qwen3-Embedding-0.6B with its "
+        'search instruction), e.g. \'{"kind": "sentence-transformers", "model": "all-MiniLM-L6-v2", "query_task": ""}\'.',
+        metavar="JSON",
+    ),
+    Flag(
+        "--copy",
+        "Copy the files instead of hard-linking them (source and index on different filesystems).",
+        type=bool,
+    ),
+)
 EVAL = (
     Flag("--dataset", "2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle.", required=True),
     Flag("--data", "QA file.", dest="data_path", type=click.Path(exists=True, dir_okay=False), required=True),

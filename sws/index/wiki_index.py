@@ -65,6 +65,9 @@ def check_chunk_ids(keyword: TantivySearcher, dense: FaissSearcher) -> None:
 class WikiIndex:
     """An opened index directory. Build with ``WikiIndex.open(path)``.
 
+    ``keyword`` and ``dense`` are the native searchers, or for an imported reference-layout index the
+    reference backend's, which have their interface (``sws.index.reference``).
+
     ``embedder`` is the query embedder: the one given to ``open`` (checked against the manifest), or
     the build's embedder rebuilt from the manifest on first use, once however many threads ask at once
     (transformers swaps ``PreTrainedModel.tie_weights`` process-wide while it loads a model, so two loads at
@@ -90,6 +93,8 @@ class WikiIndex:
         verify: bool = False,
     ) -> WikiIndex:
         """Open and verify: manifest fingerprint, file sizes, readable indexes, embedder, same chunk-id set.
+        An index in the reference's layout (``sws index import``; its manifest says ``"layout": "reference"``)
+        opens with the reference backend (``sws.index.reference.backend``), its chunk ids checked on import.
 
         Args:
             embedder: query embedder (None: rebuilt from the manifest when first needed).
@@ -104,10 +109,16 @@ class WikiIndex:
         path = Path(path)
         manifest = read_manifest(path)
         check_files(path, manifest, verify=verify)
-        keyword = TantivySearcher(
-            path / TANTIVY_DIR, manifest["keyword"]["params"]["tokenizer"], max_query_terms
-        )
-        dense = FaissSearcher(path / FAISS_DIR, manifest["dense"]["shards"], ef_search)
+        reference = manifest.get("layout") == "reference"
+        if reference:  # imported by `sws index import` (its ids were checked then)
+            from sws.index.reference.backend import open_reference
+
+            keyword, dense = open_reference(path, manifest, ef_search, max_query_terms)
+        else:
+            keyword = TantivySearcher(
+                path / TANTIVY_DIR, manifest["keyword"]["params"]["tokenizer"], max_query_terms
+            )
+            dense = FaissSearcher(path / FAISS_DIR, manifest["dense"]["shards"], ef_search)
         if dense.dim != manifest["embedder"]["dim"]:
             raise EmbedderMismatchError(
                 f"FAISS index under {path} has dimension {dense.dim}, the manifest's embedder {manifest['embedder']['dim']}"
@@ -118,7 +129,7 @@ class WikiIndex:
                     f"{path}: Tantivy holds {keyword.num_chunks} chunks, FAISS {dense.ntotal}, "
                     f"the corpus {manifest['corpus']['chunks']}"
                 )
-            if check_ids:
+            if check_ids and not reference:
                 check_chunk_ids(keyword, dense)
         except BaseException as exc:  # Tantivy raises ValueError for IO and format errors, or panics
             if not isinstance(exc, (ValueError, OSError)) and not is_rust_panic(exc):

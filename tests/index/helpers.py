@@ -142,3 +142,15 @@ def built_leads_index(tmp_path_factory) -> Path:
         )
         _BUILT["leads"] = root
     return _BUILT["leads"]
+
+
+def reference_index(leads_root: Path, root: Path, metric: str) -> Path:
+    """The leads index exported in the reference's layout (``metric``: "ip" or "l2") under ``root/reference``
+    and imported into ``root/index`` with the leads index's own query embedder (MiniLM): ``root/index``."""
+    from sws.index import WikiIndex
+    from sws.index.reference import export_reference, import_reference
+
+    export_reference(leads_root / "index", root / "reference", metric)
+    spec = WikiIndex.open(leads_root / "index", check_ids=False).manifest["embedder"]["spec"]
+    import_reference(root / "reference", root / "index", embedder=spec)
+    return root / "index"

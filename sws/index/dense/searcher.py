@@ -1,4 +1,4 @@
-"""Read side of the FAISS shards: top-k rows by inner product, merged over shards, and row -> chunk id."""
+"""Read side of the FAISS shards: top-k rows by the index's metric, merged over shards, and row -> chunk id."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sws.index.dense.indexer import CHUNK_IDS_FILE
 from sws.index.errors import IndexCorruptError, IndexMissingError
 
 
-def _read_index(path: Path) -> Any:
+def read_faiss_index(path: Path) -> Any:
     """The shard with its vector codes memory-mapped (``IO_FLAG_MMAP_IFC``): replicas on one node share them
     through the page cache and only the HNSW graph (~30% of the file at M=32, 384-d fp16) is read in."""
     import faiss
@@ -25,6 +25,22 @@ def _read_index(path: Path) -> Any:
         raise IndexCorruptError(f"cannot read FAISS index {path}: {str(exc).splitlines()[-1]}") from exc
 
 
+def metric_of(index: Any, path: Path) -> str:
+    """The index's metric: "ip" (inner product: higher is nearer) or "l2" (squared distance: lower is nearer).
+
+    Raises:
+        IndexCorruptError: any other FAISS metric.
+    """
+    import faiss
+
+    metrics = {faiss.METRIC_INNER_PRODUCT: "ip", faiss.METRIC_L2: "l2"}
+    if index.metric_type not in metrics:
+        raise IndexCorruptError(
+            f"FAISS index {path} uses metric {index.metric_type}: only inner product and L2 are searched"
+        )
+    return metrics[index.metric_type]
+
+
 def read_chunk_ids(path: Path) -> pa.ChunkedArray:
     if not path.is_file():
         raise IndexMissingError(f"chunk-id file missing: {path}")
@@ -34,8 +50,24 @@ def read_chunk_ids(path: Path) -> pa.ChunkedArray:
         raise IndexCorruptError(f"cannot read chunk ids {path}: {exc}") from exc
 
 
+def shared_shape(shards: list[tuple[int, Any]], path: Path) -> tuple[int, str]:
+    """The dimension and metric (``metric_of``) of all the shards.
+
+    Raises:
+        IndexCorruptError: the shards differ in either.
+    """
+    dims = {index.d for _, index in shards}
+    metrics = {metric_of(index, path) for _, index in shards}
+    if len(dims) != 1 or len(metrics) != 1:
+        raise IndexCorruptError(
+            f"FAISS shards under {path} have different dimensions or metrics: {sorted(dims)}, {sorted(metrics)}"
+        )
+    return dims.pop(), metrics.pop()
+
+
 class FaissSearcher:
-    """HNSW shards searched together; row r of the shard sequence is chunk row r.
+    """HNSW shards searched together; row r of the shard sequence is chunk row r. Hits rank by the shards'
+    metric: descending inner product (what sws builds) or, for an L2 index, ascending distance.
 
     Args:
         path: directory with ``shard-*.faiss`` and ``chunk_ids.arrow``.
@@ -48,7 +80,7 @@ class FaissSearcher:
         self.path, self.ef_search = path, ef_search
         self._shards = []
         for shard in shards:
-            index = _read_index(path / shard["file"])
+            index = read_faiss_index(path / shard["file"])
             if index.ntotal != shard["rows"]:
                 raise IndexCorruptError(
                     f"{path / shard['file']} holds {index.ntotal} vectors, manifest says {shard['rows']}"
@@ -59,10 +91,7 @@ class FaissSearcher:
             raise IndexCorruptError(
                 f"{path / CHUNK_IDS_FILE} has {len(self._chunk_ids)} ids for {self.ntotal} vectors"
             )
-        dims = {index.d for _, index in self._shards}
-        if len(dims) != 1:
-            raise IndexCorruptError(f"FAISS shards under {path} have different dimensions {sorted(dims)}")
-        self.dim = dims.pop()
+        self.dim, self.metric = shared_shape(self._shards, path)
 
     @property
     def shards(self) -> list[tuple[int, Any]]:
@@ -74,7 +103,7 @@ class FaissSearcher:
         return sum(index.ntotal for _, index in self._shards)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` ``(row, score)`` for one normalised query vector, by score then row."""
+        """Top ``k`` ``(row, score)`` for one normalised query vector, nearest first (``metric``), then by row."""
         return self.search_many(np.reshape(query, (1, -1)), k)[0]
 
     def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
@@ -92,7 +121,8 @@ class FaissSearcher:
             scores, rows = index.search(q, min(k, index.ntotal), params=params)
             for hits, row_ids, row_scores in zip(found, rows, scores):
                 hits.extend((start + int(r), float(s)) for r, s in zip(row_ids, row_scores) if r >= 0)
-        return [sorted(hits, key=lambda rs: (-rs[1], rs[0]))[:k] for hits in found]
+        sign = 1.0 if self.metric == "l2" else -1.0
+        return [sorted(hits, key=lambda rs: (sign * rs[1], rs[0]))[:k] for hits in found]
 
     def chunk_ids(self, rows: list[int]) -> list[str]:
         return self._chunk_ids.take(pa.array(rows, pa.int64())).to_pylist() if rows else []

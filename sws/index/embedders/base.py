@@ -19,6 +19,18 @@ def default_query_task(model: str) -> str:
     return QWEN3_QUERY_TASK if "qwen3-embedding" in model.lower() else ""
 
 
+def model_id(model: str) -> str:
+    """A model name's or path's last component, lower-cased: the same model wherever it is loaded from."""
+    return model.rstrip("/").split("/")[-1].lower()
+
+
+def space_fingerprint(model: str, dim: int, query_task: str | None = None) -> str:
+    """The fingerprint of an embedding space (``Embedder.fingerprint``), known without loading the model:
+    its model id, dimension and query task (None: the model family's default)."""
+    task = default_query_task(model) if query_task is None else query_task
+    return digest({"model": model_id(model), "dim": dim, "query_task": task})
+
+
 def format_query(query: str, task: str) -> str:
     """``Instruct: {task}\\nQuery: {query.strip()}`` (CONTRACT §1.7), or the stripped query when there is no task."""
     query = query.strip()
@@ -67,12 +79,11 @@ class Embedder(ABC):
 
     @property
     def model_id(self) -> str:
-        return self.model.rstrip("/").split("/")[-1].lower()
+        return model_id(self.model)
 
     @property
     def fingerprint(self) -> str:
-        space = {"model": self.model_id, "dim": self.dim, "query_task": self.query_task}
-        return digest(space)
+        return space_fingerprint(self.model, self.dim, self.query_task)
 
     def spec(self) -> dict[str, Any]:
         """Keyword arguments that rebuild this embedder through ``make_embedder`` (no secrets)."""

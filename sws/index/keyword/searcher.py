@@ -47,12 +47,20 @@ class TitleHit:
     page_id: int
 
 
-def _open(path: Path, tokenizer: str | None) -> tuple[tantivy.Schema, tantivy.Searcher]:
+def open_tantivy(
+    path: Path, tokenizer: str | None, fields: tuple[str, ...] = ()
+) -> tuple[tantivy.Schema, tantivy.Searcher]:
+    """The schema and a searcher of the Tantivy index at ``path`` (``tokenizer``: registered first).
+
+    Raises:
+        IndexMissingError: no ``meta.json``.
+        IndexCorruptError: unreadable, or it lacks one of ``fields`` (default: the sws fields of its kind).
+    """
     meta = path / "meta.json"
     if not meta.is_file():
         raise IndexMissingError(f"Tantivy index missing: {meta} not found")
     try:
-        fields = {field["name"] for field in json.loads(meta.read_text())["schema"]}
+        names = {field["name"] for field in json.loads(meta.read_text())["schema"]}
         index = tantivy.Index.open(str(path))
         if tokenizer:
             register(index, tokenizer)
@@ -61,7 +69,7 @@ def _open(path: Path, tokenizer: str | None) -> tuple[tantivy.Schema, tantivy.Se
         if not isinstance(exc, (ValueError, KeyError, TypeError)) and not is_rust_panic(exc):
             raise
         raise IndexCorruptError(f"cannot open Tantivy index {path}: {exc!r}") from exc
-    missing = sorted(set(_FIELDS[path.name]) - fields)
+    missing = sorted(set(fields or _FIELDS[path.name]) - names)
     if missing:
         raise IndexCorruptError(f"Tantivy index {path} lacks fields {missing}")
     return index.schema, searcher
@@ -91,9 +99,9 @@ class TantivySearcher:
         path = Path(path)
         self.path, self.tokenizer, self.max_query_terms = path, tokenizer, max_query_terms
         self._leaf_of = word_leaves(make_analyzer(tokenizer))
-        self._chunk_schema, self._chunks = _open(path / CHUNKS_DIR, tokenizer)
-        self._title_schema, self._titles = _open(path / TITLES_DIR, tokenizer)
-        self._redirect_schema, self._redirects = _open(path / REDIRECTS_DIR, None)
+        self._chunk_schema, self._chunks = open_tantivy(path / CHUNKS_DIR, tokenizer)
+        self._title_schema, self._titles = open_tantivy(path / TITLES_DIR, tokenizer)
+        self._redirect_schema, self._redirects = open_tantivy(path / REDIRECTS_DIR, None)
 
     @property
     def num_chunks(self) -> int:
