@@ -249,6 +249,7 @@ def run(
     Raises:
         ValueError: bad settings (from the app builders), a local Ray too small for the apps, a busy port,
             no short directory for HAProxy's sockets or a torchvision that cannot be imported (locally).
+        EmbeddingError: ``embedding.endpoint`` is down or answers a wrong dimension, NaN/Inf or a bad body.
         TimeoutError: an app did not answer in time (the LLM's engine: ``llm_launch.READY_TIMEOUT_S``).
     """
     import ray
@@ -257,6 +258,7 @@ def run(
     from serve import llm_launch
     from serve.processes import ProcessLedger, reap_stale
     from serve.retrieval import build_app, check_index
+    from serve.retrieval.embedding import open_query_embedder
     from serve.run_dir import make_run_dir
     from sws.raykit import init_ray
     from sws.torch_companions import check_torch_companions
@@ -265,6 +267,8 @@ def run(
     if local:
         check_torch_companions()  # before starting anything: a broken torchvision fails every model load
     check_index(replace(cfg, verify_on_open=False))  # before starting anything (checksums: by build_app)
+    if cfg.embedding.endpoint:  # so is the query embedding server (each replica checks it again)
+        open_query_embedder(cfg.index, endpoint=cfg.embedding.endpoint)
     if llm is not None:
         from serve.llm import build_app as build_llm_app
         from serve.llm import llm_config, served_name

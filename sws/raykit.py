@@ -3,8 +3,11 @@ finding the system error under what a Ray task raised."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
+from collections.abc import Iterator
 
 
 def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
@@ -21,14 +24,50 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     if address in (None, "auto") and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]  # inside `ray job submit`: the job's own cluster
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    if address:
-        if _is_loopback_only(address):
-            _single_machine()  # Ray would rewrite 127.0.0.1 to the node's IP, where this Ray does not listen
-        ray.init(address=address, log_to_driver=False)
-    else:
-        _single_machine()
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    with _own_sigterm_kept():
+        if address:
+            if _is_loopback_only(address):  # Ray would rewrite 127.0.0.1 to the node's IP, not listened on
+                _single_machine()
+            ray.init(address=address, log_to_driver=False)
+        else:
+            _single_machine()
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
+
+
+@contextlib.contextmanager
+def _own_sigterm_kept() -> Iterator[None]:
+    """Through ``ray.init``, when the command stops itself on SIGTERM (``sws/stopping.py``): keep its handler
+    (Ray's would replace it, from the start of ``ray.init``, with an exit 15 that says nothing) and keep the
+    driver's native crash handler off it (a stack dump on every SIGTERM; Ray's own processes keep theirs);
+    start the local Ray's processes in a session of their own, so a signal to the command's process
+    group reaches the command only, which then stops its Ray (a raylet the signal ended first would
+    abort the driver)."""
+    from ray._private import ray_constants
+    from ray._private import services as ray_services
+    from ray._private import utils as ray_utils
+
+    if not callable(signal.getsignal(signal.SIGTERM)):
+        yield
+        return
+
+    class OwnSession(ray_services.ConsolePopen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs, start_new_session=True)
+
+    patched = {
+        (ray_utils, "set_sigterm_handler"): lambda handler: None,
+        (ray_services, "ConsolePopen"): OwnSession,
+        (ray_constants, "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"): True,  # read when the driver connects
+    }
+    original = {key: getattr(*key) for key in patched}
+    try:
+        for (module, name), value in patched.items():
+            setattr(module, name, value)
+        yield
+    finally:
+        for (module, name), value in original.items():
+            setattr(module, name, value)
 
 
 def _is_loopback_only(address: str) -> bool:

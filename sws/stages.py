@@ -171,6 +171,59 @@ def verify_index_files(index_dir: str, *, require_checksums: bool = False) -> di
     return summary
 
 
+def export_index(
+    index_dir: str, out: str, layout: str, metric: str | None = None, model: str | None = None
+) -> dict:
+    """``sws.index.reference.export_reference`` (the only ``layout`` so far: "reference"); a refused export
+    (the index does not verify, ``out`` is not empty, an unexportable tokenizer) is a ``StageError``."""
+    from sws.index import SwsIndexError
+    from sws.index.reference import export_reference
+
+    if layout != "reference":
+        raise StageError(f"--format {layout!r}: expected 'reference'", usage=True)
+    try:
+        return export_reference(index_dir, out, metric or "ip", model=model)
+    except (SwsIndexError, ValueError) as exc:
+        raise StageError(str(exc)) from exc
+
+
+def import_index(src: str, out: str, embedder_spec: str | None = None, copy: bool = False) -> dict:
+    """``sws.index.reference.import_reference`` of a folder in the reference's layout (``embedder_spec``: a JSON
+    ``make_embedder`` spec); what it prints of the manifest. A refused import is a ``StageError``."""
+    import json
+
+    from sws.index import SwsIndexError
+    from sws.index.embedders import embedder_kinds
+    from sws.index.reference import import_reference
+
+    spec = None
+    if embedder_spec:
+        try:
+            spec = json.loads(embedder_spec)
+        except ValueError as exc:
+            raise StageError(f"--embedder-spec is not JSON: {exc}", usage=True) from None
+        if not isinstance(spec, dict) or not all(isinstance(spec.get(k), str) for k in ("kind", "model")):
+            raise StageError('--embedder-spec must be a JSON object with "kind" and "model"', usage=True)
+        if spec["kind"] not in embedder_kinds():
+            raise StageError(
+                f"--embedder-spec: unknown kind {spec['kind']!r} ({', '.join(embedder_kinds())})", usage=True
+            )
+    try:
+        manifest = import_reference(src, out, embedder=spec, copy=bool(copy))
+    except (SwsIndexError, ValueError) as exc:
+        raise StageError(str(exc)) from exc
+    return {
+        "index": str(Path(out).resolve()),
+        "layout": manifest["layout"],
+        "fingerprint": manifest["fingerprint"],
+        **{k: manifest["corpus"][k] for k in ("chunks", "pages")},
+        "faiss": manifest["dense"]["params"],
+        "tokenizer": manifest["keyword"]["params"]["tokenizer"],
+        "embedder": manifest["embedder"]["spec"]["model"],
+        "seconds": manifest["seconds"],
+    }
+
+
 def evaluate(
     cfg: SwsConfig,
     *,
@@ -296,8 +349,8 @@ def _llm_endpoint(base_url: str | None, index_dir: str):
 
 def environment(tools_cfg, index_dir: str, unverified: bool = False) -> tuple[str, dict[str, Any] | None]:
     """The fingerprint of the environment the episodes see and how its queries are embedded: the index's (in
-    process: its embedder's spec) or the service's (``GET /info`` with the bearer token, as the tool client
-    sends it: its ``query_embedding``, None if it tells none).
+    process: its embedder's spec, or the ``tools.embedding_endpoint`` it checks) or the service's (``GET /info``
+    with the bearer token, as the tool client sends it: its ``query_embedding``, None if it tells none).
 
     A service that refuses the request (401/403: the token, the Host) is an error, as its tool calls would
     fail. One that cannot be reached or tells no fingerprint is an error too unless ``unverified``, which
@@ -324,6 +377,14 @@ def environment(tools_cfg, index_dir: str, unverified: bool = False) -> tuple[st
     from sws.index.embedders import QUERY_RUNTIMES
 
     spec = manifest["embedder"]["spec"]
+    if tools_cfg.embedding_endpoint and tools_cfg.transport == "inprocess":  # checked before the workers
+        from sws.index.embedders.endpoint import endpoint_embedder
+
+        try:
+            remote = endpoint_embedder(manifest["embedder"], tools_cfg.embedding_endpoint)
+        except SwsIndexError as exc:
+            raise StageError(str(exc)) from exc
+        return manifest["fingerprint"], {"model": spec["model"], **remote.runtime_info()}
     runtime = spec.get("runtime") or ("torch" if spec["kind"] in QUERY_RUNTIMES else spec["kind"])
     return manifest["fingerprint"], {"model": spec["model"], "runtime": runtime}
 
@@ -426,18 +487,16 @@ def _argparse_options(flag: Flag) -> dict[str, Any]:
 
 def run_job(main) -> None:
     """Run a job's ``main()``, a :class:`StageError` or a system error (a full disk, in the driver or a Ray
-    worker) as ``Error: …`` on stderr and exit status 1, an interrupted evaluation as its one line and 128 +
-    the signal."""
-    from sws.eval.interrupt import EvalInterrupted
+    worker) as ``Error: …`` on stderr and exit status 1; stopped by a signal (``ray job stop``) as the CLI
+    is (``sws/stopping.py``): its one line and 128 + the signal."""
     from sws.raykit import os_error_in
+    from sws.stopping import stop_on_signals
 
     try:
-        main()
+        with stop_on_signals(lambda: "what was finished is kept; submit the same job again to resume"):
+            main()
     except StageError as exc:
         sys.exit(f"Error: {exc}")
-    except EvalInterrupted as exc:
-        print(exc, file=sys.stderr)
-        sys.exit(exc.exit_code)
     except Exception as exc:
         error = os_error_in(exc)
         if error is None:
@@ -464,6 +523,7 @@ def tool_client_args(cfg: ToolClientConfig, index: str | None = None) -> dict[st
         "policy": RetryPolicy(cfg.timeout_s, cfg.max_attempts, cfg.backoff_s, cfg.backoff_max_s),
         "max_connections": cfg.max_connections,
         "tool_options": dataclasses.asdict(cfg.tools),
+        "embedding_endpoint": cfg.embedding_endpoint,
     }
 
 

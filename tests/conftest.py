@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import startup
+
+pytest_plugins = ("tests.process_plugin",)  # every process a test starts ends with it (tests/processes.py)
 DATA = Path(__file__).parent / "data"
 SAMPLE = Path(__file__).parent.parent / "sws" / "data" / "enwiki-sample.xml.bz2"
 WIKI_SAMPLES = sorted(
@@ -53,9 +56,15 @@ def pytest_xdist_make_scheduler(config, log):
     return ByWorkerUnit(config, log)
 
 
+def pytest_configure(config):
+    startup.configure(config)
+
+
 def pytest_collection_modifyitems(items):
     """A test that uses a fixture of :data:`GROUP_OF_FIXTURE` outside that group's files is refused: under
-    ``-n 2`` it would make the fixture again on the other worker, or start a cluster on ports in use there."""
+    ``-n 2`` it would make the fixture again on the other worker, or start a cluster on ports in use there.
+    A test that uses a heavy fixture gets its start budget on top of its timeout (``tests/startup.py``)."""
+    startup.extend_timeouts(items)
     for item in items:
         for fixture in set(item.fixturenames) & GROUP_OF_FIXTURE.keys():
             if worker_unit(item.nodeid) != GROUP_OF_FIXTURE[fixture]:
@@ -86,9 +95,11 @@ def ray_local():
     import ray
 
     from sws.raykit import init_ray
+    from tests.processes import REGISTRY
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    init_ray(num_cpus=2)
+    with REGISTRY.adopting("ray_local"):  # its GCS, raylet, ...: ended with this fixture however it ends
+        init_ray(num_cpus=2)
     yield ray
     ray.shutdown()
 

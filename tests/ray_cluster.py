@@ -25,6 +25,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.processes import REGISTRY
+
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]
 AUTOSCALED = "autoscaled"  # under a cluster's temp dir: a PID file per node its autoscaler started
@@ -131,6 +133,8 @@ class LoopbackCluster:
     started: int = 0  # nodes started so far (each on the session's next loopback address and port block)
     gcs_address: str = ""
     dashboard_url: str = ""
+    # its nodes end with the fixture or test that made it (tests/processes.py), whoever adds them
+    owner: object = field(default_factory=REGISTRY.current)
 
     def _place(self) -> tuple[str, int]:
         """The next node's loopback address and the start of its block of ports."""
@@ -151,6 +155,7 @@ class LoopbackCluster:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+        REGISTRY.register(process.pid, f"ray start --block ({name}, {ip})", self.owner)
         node = Node(name, process, resource)
         self.nodes.append(node)
         return node

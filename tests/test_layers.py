@@ -12,7 +12,18 @@ REPO = Path(__file__).resolve().parents[1]
 # independent of each other. A unit is a package of sws (``sws.index``), a module at its top (``sws.io``), or
 # ``serve`` whole.
 LAYERS = (
-    ("sws", "sws.types", "sws.io", "sws.manifest", "sws.cache", "sws.raykit", "sws.retry", "sws.host_guard"),
+    (
+        "sws",
+        "sws.types",
+        "sws.io",
+        "sws.manifest",
+        "sws.cache",
+        "sws.raykit",
+        "sws.retry",
+        "sws.host_guard",
+        "sws.torch_companions",
+        "sws.stopping",
+    ),
     ("sws.config",),
     ("sws.fetch", "sws.corpus"),
     ("sws.index",),

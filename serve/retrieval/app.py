@@ -103,7 +103,8 @@ class RetrievalIngress:
             )
         else:  # the in-replica model, loaded now: fail at startup, not on a request
             device = cfg.embedding.device or "cpu"  # the ingress holds no GPU
-            engine_embedder = open_query_embedder(cfg.index, device, cfg.embedding.runtime)
+            emb = cfg.embedding
+            engine_embedder = open_query_embedder(cfg.index, device, emb.runtime, endpoint=emb.endpoint)
             remote = describe_embedder(engine_embedder, device)
         engine = SearchEngine.open(cfg.index, embedder=engine_embedder, ef_search=cfg.ef_search)
         try:
@@ -256,6 +257,8 @@ async def _embedder_call(method: Any, texts: list[str]) -> Any:
 
 
 def _gpus(cfg: ServeConfig) -> float:
+    if cfg.embedding.endpoint:  # the endpoint's server computes
+        return 0.0
     if cfg.embedding.num_gpus is not None:
         return cfg.embedding.num_gpus
     import ray
@@ -304,7 +307,15 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
             max_ongoing_requests=emb.max_ongoing_requests,
             max_queued_requests=emb.max_queued_requests,
             ray_actor_options={"num_cpus": emb.num_cpus, "num_gpus": gpus},
-        ).bind(cfg.index, device, threads, emb.max_batch_size, emb.batch_wait_timeout_s, runtime=emb.runtime)
+        ).bind(
+            cfg.index,
+            device,
+            threads,
+            emb.max_batch_size,
+            emb.batch_wait_timeout_s,
+            runtime=emb.runtime,
+            endpoint=emb.endpoint,
+        )
     ingress = RetrievalIngress.options(
         **_replica_options(cfg.replicas),
         max_ongoing_requests=cfg.max_ongoing_requests,

@@ -117,19 +117,29 @@ class HandleEmbedder(Embedder):
 
 
 def open_query_embedder(
-    index: str | Path, device: str | None = None, runtime: str | None = None, threads: int | None = None
+    index: str | Path,
+    device: str | None = None,
+    runtime: str | None = None,
+    threads: int | None = None,
+    endpoint: str | None = None,
 ) -> Embedder:
     """The index's embedder (its manifest's spec) on ``device`` with the query ``runtime`` and CPU ``threads``
-    (see :class:`QueryEmbedder`).
+    (see :class:`QueryEmbedder`); with ``endpoint``, its space embedded by that ``/v1/embeddings`` server
+    instead, checked now (``sws.index.embedders.endpoint``).
 
     Raises:
         ValueError: an explicit runtime for an embedder without runtimes, or one it does not know.
         RuntimeQualityError: an explicit runtime failed the agreement gate.
+        EmbeddingError: the endpoint is down or answers a wrong dimension, NaN/Inf or a malformed body.
     """
     from sws.index import make_embedder
+    from sws.index.embedders.endpoint import endpoint_embedder
     from sws.index.manifest import read_manifest
 
-    spec = dict(read_manifest(Path(index))["embedder"]["spec"])
+    built = read_manifest(Path(index))["embedder"]
+    if endpoint:
+        return endpoint_embedder(built, endpoint)
+    spec = dict(built["spec"])
     if spec["kind"] in RUNTIMES:
         spec |= {"device": device} if device else {}
         spec |= {"threads": threads} if threads else {}
@@ -169,6 +179,8 @@ class QueryEmbedder:
             fastest the hardware has that passes the agreement gate, and for other embedders the index's;
             None: the index's). It keeps the fingerprint, so a torch-built index is served with OpenVINO
             bf16 queries; :meth:`describe` says which was chosen.
+        endpoint: an OpenAI-compatible ``/v1/embeddings`` server that embeds the batches instead (the index's
+            space, checked at start; ``device``, ``threads`` and ``runtime`` then unused).
     """
 
     def __init__(
@@ -179,9 +191,10 @@ class QueryEmbedder:
         max_batch_size: int = 32,
         batch_wait_timeout_s: float = 0.002,
         runtime: str | None = None,
+        endpoint: str | None = None,
     ):
         bind_replica_grpc_to_node_ip()
-        self.embedder = open_query_embedder(index, device, runtime, threads)
+        self.embedder = open_query_embedder(index, device, runtime, threads, endpoint)
         self.device = device
         self._batches = RequestCoalescer(self._forward, max_in_flight=1)
         self.reconfigure({"max_batch_size": max_batch_size, "batch_wait_timeout_s": batch_wait_timeout_s})

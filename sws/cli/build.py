@@ -9,6 +9,7 @@ import click
 from sws import stages
 from sws.cli.options import config_option, flag_options, one_line_errors, overrides_argument, resolve_flags
 from sws.config import flags
+from sws.stopping import AGAIN, stops_on_signals
 
 
 @click.group()
@@ -20,6 +21,7 @@ def build() -> None:
 @flag_options(flags.BUILD_CORPUS)
 @config_option
 @overrides_argument
+@stops_on_signals(lambda out=None, **_: f"the finished shards are kept in {out or 'corpus.out'}; {AGAIN}")
 def corpus_command(profile, overrides, **values) -> None:
     """Wikipedia dump -> cleaned Markdown -> section-aware token chunks (Parquet + manifest.json).
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -12,12 +11,14 @@ from sws import stages
 from sws.cli.options import config_option, flag_options, one_line_errors, overrides_argument, resolve_flags
 from sws.config import flags
 from sws.config.flags import OUT_DIR
+from sws.stopping import AGAIN, stops_on_signals
 
 
 @click.command("eval")
 @flag_options(flags.EVAL)
 @config_option
 @overrides_argument
+@stops_on_signals(lambda out=None, **_: f"the finished episodes are recorded in {out or 'eval.out'}; {AGAIN}")
 def eval_command(profile, overrides, **values):
     """Run the agent on a QA set: 20 rounds, at most 5 tool calls per step, results streamed to Parquet.
 
@@ -32,15 +33,9 @@ def eval_command(profile, overrides, **values):
       sws eval --dataset hotpotqa --data hotpotqa_dev.json --subset random_300 \\
                --llm-base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3.5-9B --tools-url http://127.0.0.1:11536
     """
-    from sws.eval.interrupt import EvalInterrupted
-
     cfg, arguments = resolve_flags(flags.EVAL, profile, overrides, values)
-    try:
-        with one_line_errors():
-            summary = stages.evaluate(cfg, **arguments)
-    except EvalInterrupted as exc:  # what had finished is recorded
-        click.echo(str(exc), err=True)
-        sys.exit(exc.exit_code)
+    with one_line_errors():
+        summary = stages.evaluate(cfg, **arguments)
     click.echo(json.dumps(summary, indent=1))
 
 

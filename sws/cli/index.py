@@ -82,16 +82,18 @@ def build_index_command(profile, overrides, **values) -> None:
 @click.option("--top-k", type=int, default=10, show_default=True)
 @click.option("--only-title", is_flag=True, help="Search article titles only.")
 @verify_option
-def search_command(index_dir, query, method, top_k, only_title, verify) -> None:
+@flag_options(flags.SEARCH)
+def search_command(index_dir, query, method, top_k, only_title, verify, embedding_endpoint) -> None:
     """Print the search observation exactly as the model sees it.
 
     \b
     Examples:
       sws search --index sws-out/index "Who founded KickassTorrents?"
       sws search --index sws-out/index '"restriction enzyme"' --method keywords --top-k 3
+      sws search --index sws-out/paper-index "Who founded KickassTorrents?" --embedding-endpoint http://127.0.0.1:17000
     """
     args = {"query": query, "top_k": top_k, "only_title": only_title, "method": method}
-    click.echo(open_tools(index_dir, verify).call_tool("search", json.dumps(args)))
+    click.echo(open_tools(index_dir, verify, embedding_endpoint).call_tool("search", json.dumps(args)))
 
 
 @click.command("open")
@@ -184,12 +186,14 @@ class CliTools:
             ) from exc
 
 
-def open_tools(index_dir: str, verify: bool = False) -> CliTools:
-    """The model-facing tools over an index directory, in process (``verify``: check checksums first)."""
+def open_tools(index_dir: str, verify: bool = False, embedding_endpoint: str | None = None) -> CliTools:
+    """The model-facing tools over an index directory, in process (``verify``: check checksums first;
+    ``embedding_endpoint``: embed queries at that ``/v1/embeddings`` server, checked now)."""
     from sws.index import SwsIndexError
     from sws.transport import InProcessTools
 
     try:
-        return CliTools(InProcessTools.open(Path(index_dir), verify=verify), index_dir)
+        tools = InProcessTools.open(Path(index_dir), verify=verify, embedding_endpoint=embedding_endpoint)
+        return CliTools(tools, index_dir)
     except SwsIndexError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -14,6 +14,8 @@ from sws import stages
 from sws.cli.index import open_tools
 from sws.cli.options import config_option, one_line_errors, overrides_argument, resolve_config
 from sws.config.flags import OUT_DIR
+from sws.stopping import AGAIN, stops_on_signals
+from sws.torch_companions import check_torch_companions
 
 # for the child `sws serve --llm` to be ready (without the model: ServeProcess's default): vLLM's imports and
 # engine start take minutes of a small, busy machine's CPU (5 min seen)
@@ -44,6 +46,7 @@ SMALL_MODEL_NOTE = (
 @config_option
 @overrides_argument
 @click.pass_context
+@stops_on_signals(lambda out, **_: f"what was finished is kept in {out}; {AGAIN}")
 def quickstart(ctx, out, questions, llm, profile, overrides) -> None:
     """Build the corpus and indexes of the bundled sample, show what the model sees, serve the tools, and
     evaluate the agent on real Bamboogle questions through the service (against ``eval.llm_base_url`` if set,
@@ -57,6 +60,10 @@ def quickstart(ctx, out, questions, llm, profile, overrides) -> None:
     if llm and ctx.get_parameter_source("profile") == click.core.ParameterSource.DEFAULT:
         profile = llm
     cfg = resolve_config(profile, overrides)
+    try:  # before anything starts: the corpus build runs minutes of Ray before any model is loaded
+        check_torch_companions()
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     steps = 6 if llm else 5
     corpus_dir, index_dir = Path(out) / "corpus", Path(out) / "index"
     click.echo(f"[1/{steps}] corpus: {', '.join(Path(p).name for p in cfg.dump.paths)} -> {corpus_dir}")

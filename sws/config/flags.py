@@ -21,6 +21,10 @@ from sws.config.serving import INGRESS_MODES
 OUT_DIR = click.Path(file_okay=False)
 INPUT_FILE = click.Path(dir_okay=False)
 VERIFY_HELP = "Check every index file's checksum before opening it (reads the whole index once; sizes are always checked)."
+ENDPOINT_HELP = (
+    "Embed queries at this OpenAI-compatible /v1/embeddings server (the index's model name; bearer token from "
+    "SWS_EMBEDDING_API_KEY) instead of locally; checked at start."
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ def flag_settings(flags: Sequence[Flag], values: Mapping[str, Any]) -> tuple[dic
 
 
 VERIFY = Flag("--verify", VERIFY_HELP, ("index.verify_on_open",), bool)
+ENDPOINT_FLAG = "--embedding-endpoint"
 CORPUS = Flag("--corpus", "Corpus directory (default: corpus.out of the config).", ("corpus.out",))
 
 BUILD_CORPUS = (
@@ -150,6 +155,7 @@ IMPORT_INDEX = (
         type=bool,
     ),
 )
+SEARCH = (Flag(ENDPOINT_FLAG, ENDPOINT_HELP, metavar="URL"),)  # sws search (no config; open_url never embeds)
 EVAL = (
     Flag("--dataset", "2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle.", required=True),
     Flag("--data", "QA file.", dest="data_path", type=click.Path(exists=True, dir_okay=False), required=True),
@@ -179,6 +185,7 @@ EVAL = (
         "Resume with more items than the run holds (a larger --limit); recorded in run.json.",
         type=bool,
     ),
+    Flag(ENDPOINT_FLAG, ENDPOINT_HELP, ("tools.embedding_endpoint",), metavar="URL"),
     Flag(
         "--unverified-tools",
         'Run even if --tools-url tells no index fingerprint (recorded as "unverified").',
@@ -210,6 +217,7 @@ SERVE = (
         bool,
         value=False,
     ),
+    Flag(ENDPOINT_FLAG, ENDPOINT_HELP, ("serve.embedding.endpoint",), metavar="URL"),
     Flag("--no-mcp", "Do not expose the MCP endpoint at /mcp.", ("serve.mcp",), bool, value=False),
     Flag(
         "--address-dir",

@@ -54,6 +54,12 @@ CLUSTER_REPLICAS = AutoscalingSettings(
 )
 
 
+def check_endpoint(endpoint: str | None, key: str) -> None:
+    """An embedding endpoint is unset or an http(s) URL (``key`` names the setting in the error)."""
+    if endpoint is not None and not endpoint.startswith(("http://", "https://")):
+        raise ValueError(f"{key}={endpoint!r}: expected the http(s) URL of a /v1/embeddings server")
+
+
 @dataclass
 class QueryEmbeddingConfig:
     """The query-embedding deployment (dynamic batching: one forward pass at a time, the queries that arrive
@@ -77,6 +83,17 @@ class QueryEmbeddingConfig:
     # calls queued beyond those; more get 503 with Retry-After (each ingress replica has at most a few lists
     # and /retrieve batches in flight, so only an overloaded service reaches it)
     max_queued_requests: int = 256
+    # an OpenAI-compatible /v1/embeddings server that embeds the queries in the index's space (its model name,
+    # query task and dimension; bearer token from SWS_EMBEDDING_API_KEY), checked at start: the reference's
+    # query path (sws.index.embedders.endpoint). None: the index's embedder, here (device, runtime, threads)
+    endpoint: str | None = None
+
+    def __post_init__(self):
+        check_endpoint(self.endpoint, "embedding.endpoint")
+        if self.endpoint and self.runtime not in (None, "auto"):
+            raise ValueError(
+                f"embedding.runtime={self.runtime!r} is a local runtime; the queries go to embedding.endpoint"
+            )
 
 
 @dataclass
@@ -195,6 +212,10 @@ class ToolClientConfig:
     backoff_max_s: float = 8.0
     max_connections: int = 256  # http: connection-pool size per process
     tools: ToolOptions = field(default_factory=ToolOptions)  # inprocess only; a service applies its own
+    embedding_endpoint: str | None = None  # inprocess: as serve.embedding.endpoint (None: the index's)
+
+    def __post_init__(self):
+        check_endpoint(self.embedding_endpoint, "tools.embedding_endpoint")
 
 
 @dataclass

@@ -3,8 +3,8 @@
 While :func:`stop_signals` is open the first signal only sets a flag, which the runner checks between waits:
 it then stops submitting, flushes the workers' buffered records, stops them and raises :class:`EvalInterrupted`.
 A second signal ends the process at once, as it would without the handler (a flush that hangs on a lost
-node can always be cut short). The handlers replace Ray's (whose SIGTERM handler exits 1 after a native stack
-dump) and are put back after.
+node can always be cut short), and so does ``sws/stopping.py``'s watchdog a bounded time after the first.
+The handlers replace Ray's (whose SIGTERM handler exits 1 after a native stack dump) and are put back after.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from sws.stopping import STOP_SIGNALS, Interrupted, arm_watchdog
 
 
-class EvalInterrupted(Exception):
+class EvalInterrupted(Interrupted):
     """A run stopped by a signal after recording what had finished; ``exit_code`` is 128 + the signal."""
 
     def __init__(self, signum: int, recorded: int, total: int, out_dir: Path):
@@ -36,10 +36,12 @@ class StopFlag:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.watchdog: threading.Event | None = None
 
     def __call__(self, signum: int, frame: object) -> None:
         if self.signum is None:
             self.signum = signum
+            self.watchdog = arm_watchdog(signum)  # a flush waiting on a Ray the signal also reached ends too
             return
         signal.signal(signum, signal.SIG_DFL)  # a second signal: its default action, now
         signal.raise_signal(signum)
@@ -59,3 +61,5 @@ def stop_signals() -> Iterator[StopFlag]:
     finally:
         for s, handler in previous.items():  # None: a handler installed outside Python
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        if flag.watchdog:  # the flush is over
+            flag.watchdog.set()

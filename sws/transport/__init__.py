@@ -53,6 +53,7 @@ def make_tool_client(
     policy: RetryPolicy | None = None,
     max_connections: int = 256,
     tool_options: dict[str, Any] | None = None,
+    embedding_endpoint: str | None = None,
 ) -> InProcessTools | HandleTools | HttpTools:
     """The client ``transport`` names.
 
@@ -62,6 +63,7 @@ def make_tool_client(
         policy: per-attempt timeout and retries of the remote transports.
         max_connections: http: connection-pool size per process.
         tool_options: inprocess: ``WikiTools`` keyword arguments (a service applies its own).
+        embedding_endpoint: inprocess: embed queries at this ``/v1/embeddings`` server (``InProcessTools.open``).
 
     Raises:
         ValueError: unknown transport, or in-process without an index.
@@ -71,7 +73,7 @@ def make_tool_client(
         return HttpTools(url, token=token, policy=policy, max_connections=max_connections)
     if transport == "handle":
         return HandleTools(app_name, policy)
-    return InProcessTools.open(index, **(tool_options or {}))
+    return InProcessTools.open(index, embedding_endpoint=embedding_endpoint, **(tool_options or {}))
 
 
 def tool_client_factory(transport: str = "inprocess", **options: Any) -> Callable[[], Any]:

@@ -27,12 +27,22 @@ class InProcessTools:
         embedder: Any = None,
         ef_search: int | None = None,
         verify: bool = False,
+        embedding_endpoint: str | None = None,
         **tool_options: Any,
     ) -> InProcessTools:
-        """Open ``index`` (``SearchEngine.open``; ``verify``: check every file's checksum too);
-        ``tool_options`` are ``WikiTools`` keyword arguments."""
+        """Open ``index`` (``SearchEngine.open``; ``verify``: check every file's checksum too; queries
+        embedded at ``embedding_endpoint`` when given, ``sws.index.embedders.endpoint``); ``tool_options`` are
+        ``WikiTools`` keyword arguments.
+
+        Raises:
+            SwsIndexError: the index does not open, or the endpoint fails its check (``EmbeddingError``).
+        """
+        from sws.index.embedders.endpoint import endpoint_embedder
+        from sws.index.manifest import read_manifest
         from sws.search import SearchEngine
 
+        if embedding_endpoint:
+            embedder = endpoint_embedder(read_manifest(Path(index))["embedder"], embedding_endpoint)
         engine = SearchEngine.open(index, embedder=embedder, ef_search=ef_search, verify=verify)
         return cls(WikiTools(engine, **tool_options))
 

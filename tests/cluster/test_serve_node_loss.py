@@ -12,9 +12,9 @@ import time
 import pytest
 from ray.util.state import list_actors
 
-from serve.launch import ServeProcess
 from tests.serve.cases import QUERIES
 from tests.serve.counted_load import run_closed_loop, summary, with_info
+from tests.startup import RegisteredServe as ServeProcess
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 REQUESTS = with_info(  # every fifth a GET /info: it says which replica answered

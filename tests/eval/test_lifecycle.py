@@ -26,6 +26,7 @@ from sws.agent.scripted_server import ScriptedLLM, create_app
 from sws.cli import cli
 from sws.eval.datasets import load_dataset
 from sws.eval.results import part_files, recorded_status
+from tests import processes
 from tests.ui.helpers import ServedApp
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,7 +74,7 @@ def eval_process(args: list[str], log: Path):
     """``python -m sws ARGS`` with its own local Ray, its output to ``log``; killed if still running."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_AUTH_MODE": "disabled"}
     with log.open("w") as out:
-        process = subprocess.Popen(
+        process = processes.popen(
             [sys.executable, "-m", "sws", *args], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
         )
     try:

@@ -57,10 +57,10 @@ def local_tools(engine):
 def server(serve_index, tmp_path_factory):
     """``sws serve`` (HAProxy ingress, 2 retrieval replicas, batched embeddings, bearer token), stopped after
     this package (an idle Serve still costs a share of a core)."""
-    from serve.launch import ServeProcess
+    from tests.startup import RegisteredServe
 
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
-    process = ServeProcess(
+    process = RegisteredServe(
         serve_index,
         token=TOKEN,
         args=["--replicas", "2", "--num-cpus", "4"],
@@ -78,12 +78,12 @@ def proxy_server(serve_index, tmp_path_factory):
     """``sws serve`` on Serve's Python proxy ingress, query embeddings in the replica, no token (as the RL
     trainers call it; its address files in ``.address_dir``): the other ingress mode, shared by its tests
     (``test_served.py``, ``test_slow_clients.py``)."""
-    from serve.launch import ServeProcess
+    from tests.startup import RegisteredServe
 
     log = tmp_path_factory.mktemp("proxy-serve-log") / "serve.log"
     addresses = tmp_path_factory.mktemp("trainer-addresses")  # the RL trainers' address files
     args = ["--ingress", "proxy", "--no-batching", "--num-cpus", "2", "--address-dir", str(addresses)]
-    with ServeProcess(serve_index, args=args, log_path=log) as process:
+    with RegisteredServe(serve_index, args=args, log_path=log) as process:
         process.address_dir = addresses
         yield process
     assert not list(addresses.iterdir()), "sws serve left its address files behind"

@@ -12,11 +12,11 @@ import time
 
 import pytest
 
-from serve.launch import ServeProcess
 from serve.status import StatusWatch
 from tests.serve.cases import QUERIES
 from tests.serve.conftest import TOKEN
 from tests.serve.counted_load import Answer, run_closed_loop, summary
+from tests.startup import RegisteredServe as ServeProcess
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 REPLICAS = {

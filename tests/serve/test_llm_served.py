@@ -11,17 +11,17 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from serve.launch import ServeProcess
 from sws.env import tool_schemas
+from tests import processes
 from tests.serve.conftest import REPO, TOKEN
 from tests.serve.process_tree import WILDCARDS, assert_stopped, snapshot
+from tests.startup import RegisteredServe
 
 pytestmark = [pytest.mark.llm, pytest.mark.ray]
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -49,12 +49,12 @@ def llm_server(serve_index, ends_turns_model, tmp_path_factory):
     settings.write_text(
         f"model: {model}\ndevice: cpu\nmax_model_len: {MAX_MODEL_LEN}\ncpu_kv_cache_gib: 1\nenforce_eager: true\n"
     )
-    server = ServeProcess(
+    server = RegisteredServe(
         serve_index,
+        kind="sws serve --llm",
         token=TOKEN,
         args=["--llm", str(settings), "llm.max_num_seqs=8"],
         log_path=root / "serve.log",
-        startup_timeout_s=1200,
     )
     with pytest.MonkeyPatch.context() as env:
         env.delenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", raising=False)  # a shell's: not the session Ray's
@@ -117,15 +117,7 @@ def test_sws_eval_runs_an_episode_against_the_served_llm(llm_server, serve_index
     args += ["eval.api_key_env=SWS_SERVE_TOKEN", "eval.workers=1", "eval.episodes_per_worker=1"]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env |= {"RAY_AUTH_MODE": "disabled", "SWS_SERVE_TOKEN": TOKEN}
-    done = subprocess.run(
-        [sys.executable, "-m", "sws", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BOUND_S,
-        check=False,
-    )
+    done = processes.run([sys.executable, "-m", "sws", *args], timeout=BOUND_S, cwd=REPO, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
     assert (summary["recorded"], summary["errored"], summary["missing"]) == (1, 0, [])

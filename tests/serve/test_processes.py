@@ -4,20 +4,27 @@ group (as a service manager or Ctrl-C sends it) or killed outright (then the nex
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
-from serve.launch import ServeProcess, free_port
+from serve.launch import free_port
 from serve.processes import reap_stale
 from serve.status import serve_status
+from tests import processes
 from tests.serve.conftest import REPO
 from tests.serve.process_tree import WILDCARDS, assert_stopped, listeners, process_tree, running, snapshot
+from tests.startup import RegisteredServe as ServeProcess
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -59,10 +66,32 @@ def test_serve_killed_outright_leaves_nothing_after_the_next_start(serve_index, 
     assert_stopped(tree, {port for _, _, port, _ in found})
 
 
+def test_serve_under_a_long_tmpdir_and_its_run_directory_goes_with_it(serve_index, tmp_path, shell_env):
+    """A batch scheduler's ``$TMPDIR`` (``/tmp/h4t/slurm-12345``) would put HAProxy's socket paths over its 97
+    characters; its private directory (sockets, config) is a short one instead, removed when it stops."""
+    base = tempfile.mkdtemp(prefix="h4t-", dir="/tmp")
+    tmpdir = os.path.join(base, "slurm-12345")
+    os.mkdir(tmpdir)
+    env = {"TMPDIR": tmpdir}
+    try:
+        server = ServeProcess(serve_index, args=["--num-cpus", "2"], env=env, log_path=tmp_path / "serve.log")
+        try:
+            server.start()
+            assert httpx.get(f"{server.url}/health", timeout=30).status_code == 200
+            ledger = Path(tmpdir) / f"sws-serve-{os.getuid()}" / f"{server.ready['pid']}.json"
+            run_dir = Path(json.loads(ledger.read_text())["run_dir"])
+            assert run_dir.is_dir() and stat.S_IMODE(run_dir.stat().st_mode) == 0o700
+        finally:
+            server.stop()
+        assert not run_dir.exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def test_ui_listens_on_loopback_only_and_a_group_signal_stops_it(serve_index, tmp_path):
     port = free_port()
     command = [sys.executable, "-m", "sws", "ui", "--index", str(serve_index), "--port", str(port)]
-    ui = subprocess.Popen(command, cwd=REPO, start_new_session=True, stderr=subprocess.DEVNULL)
+    ui = processes.popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
     tree = []
     try:
         deadline = time.monotonic() + 120  # a hang guard: it answers in seconds

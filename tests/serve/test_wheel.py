@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from serve.launch import free_port
+from tests import processes
 from tests.serve.conftest import REPO
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -80,9 +81,7 @@ def test_sws_serve_runs_from_an_installed_wheel(installed, serve_index, local_to
     command = [sys.executable, "-m", "sws", "serve", "--index", str(serve_index), "--port", str(port)]
     command += ["--num-cpus", "2"]
     log = (tmp_path / "serve.log").open("wb")
-    server = subprocess.Popen(
-        command, cwd=outside, env=env, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True
-    )
+    server = processes.popen(command, cwd=outside, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()

@@ -27,7 +27,9 @@ def is_transient(exc: BaseException) -> bool:
 
 class OpenAIEmbedder(Embedder):
     """Client for ``POST {base_url}/v1/embeddings``: batched, with timeouts and jittered retries (``sws.retry``,
-    which waits out a 429's or 503's ``Retry-After`` up to the backoff cap).
+    which waits out a 429's or 503's ``Retry-After`` up to the backoff cap). Rows are put in input order by
+    their ``index`` (as listed when an answer has none); a wrong count or dimension, or NaN/Inf, is an
+    ``EmbeddingError`` naming the URL.
 
     Args:
         model: the served model name (also the model id of the fingerprint, after its last "/").
@@ -89,6 +91,9 @@ class OpenAIEmbedder(Embedder):
             "backoff_s": self.backoff_s,
         }
 
+    def runtime_info(self) -> dict[str, Any]:
+        return {"runtime": self.kind, "endpoint": self.base_url}
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         parts = [self._request(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
         out = np.concatenate(parts)
@@ -96,6 +101,8 @@ class OpenAIEmbedder(Embedder):
             self._dim = out.shape[1]
         if out.shape[1] != self._dim:
             raise EmbeddingError(f"{self.url} returned dimension {out.shape[1]}, expected {self._dim}")
+        if not np.isfinite(out).all():
+            raise EmbeddingError(f"{self.url} returned NaN or Inf values")
         return out
 
     def _request(self, texts: list[str]) -> np.ndarray:
@@ -103,11 +110,12 @@ class OpenAIEmbedder(Embedder):
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
         try:
-            data = self._policy.run(lambda: self._post(body), is_transient)["data"]
-            rows = [item["embedding"] for item in sorted(data, key=lambda item: item["index"])]
-            out = np.asarray(rows, dtype=np.float32)
+            out = np.asarray(
+                _rows(self._policy.run(lambda: self._post(body), is_transient)["data"]), np.float32
+            )
         except httpx.HTTPError as exc:
-            raise EmbeddingError(f"embedding request to {self.url} failed: {exc}") from exc
+            reason = str(exc).partition("\n")[0] or type(exc).__name__  # one line (httpx adds an MDN link)
+            raise EmbeddingError(f"embedding request to {self.url} failed: {reason}") from exc
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbeddingError(f"malformed embedding response from {self.url}: {exc!r}") from exc
         if out.ndim != 2 or len(out) != len(texts):
@@ -118,3 +126,10 @@ class OpenAIEmbedder(Embedder):
         response = self._client.post(self.url, json=body)
         response.raise_for_status()
         return response.json()
+
+
+def _rows(data: list[dict[str, Any]]) -> list[Any]:
+    """The embeddings in input order: by their ``index``, or as listed when the server leaves it out."""
+    if all("index" in item for item in data):
+        data = sorted(data, key=lambda item: item["index"])
+    return [item["embedding"] for item in data]
