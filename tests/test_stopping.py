@@ -88,17 +88,26 @@ def test_quickstart_stops_on_sigterm(tmp_path, step):
     assert "Traceback" not in stderr and "SIGTERM received" not in stderr and left == [], (stderr, left)
 
 
-def test_build_index_stops_on_sigterm_keeping_its_finished_parts(tmp_path):
-    corpus, index = tmp_path / "corpus", tmp_path / "index"
+@pytest.fixture(scope="module")
+def built_corpus(tmp_path_factory) -> Path:
+    corpus = tmp_path_factory.mktemp("stopping") / "corpus"
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_AUTH_MODE": "disabled"}
     built = processes.run(
         [sys.executable, "-m", "sws", "build", "corpus", "--out", str(corpus)], BOUND_S, env=env
     )
     assert built.returncode == 0, built.stderr[-3000:]
-    args = ["build", "index", "--corpus", str(corpus), "--out", str(index)]
+    return corpus
+
+
+@pytest.mark.parametrize(
+    "command, kept", [("index", "the finished vectors and parts"), ("embed", "the finished vector units")]
+)
+def test_build_index_and_embed_stop_on_sigterm_keeping_what_is_finished(
+    tmp_path, built_corpus, command, kept
+):
+    out = tmp_path / "out"
+    args = ["build", command, "--corpus", str(built_corpus), "--out", str(out)]
     code, stderr, left = stopped(tmp_path, args, ray_task_running)
     assert code == 143, stderr
-    assert stderr.strip().splitlines()[-1] == (
-        f"interrupted by SIGTERM: the finished vectors and parts are kept in {index}; {AGAIN}"
-    )
+    assert stderr.strip().splitlines()[-1] == f"interrupted by SIGTERM: {kept} are kept in {out}; {AGAIN}"
     assert "Traceback" not in stderr and "SIGTERM received" not in stderr and left == [], (stderr, left)

@@ -34,6 +34,9 @@ index_option = click.option(
 @flag_options(flags.EMBED)
 @config_option
 @overrides_argument
+@stops_on_signals(
+    lambda out=None, **_: f"the finished vector units are kept in {out or 'embed.out'}; {AGAIN}"
+)
 def embed_command(profile, overrides, **values) -> None:
     """Embed every chunk of a corpus into vector shards (Ray Data actor pool; resumable).
 
