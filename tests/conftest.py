@@ -4,6 +4,7 @@ local Ray per test session, the tiny random-weight Qwen3 model and the converted
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -98,8 +99,14 @@ def ray_local():
     from tests.processes import REGISTRY
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    with REGISTRY.adopting("ray_local"):  # its GCS, raylet, ...: ended with this fixture however it ends
-        init_ray(num_cpus=2)
+    # started as Ray starts by itself (a command's own SIGTERM handler changes how sws.raykit starts it: the
+    # test process is no such command), then the run's SIGTERM handler (tests/process_plugin.py) put back
+    handler = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with REGISTRY.adopting("ray_local"):  # its GCS, raylet, ...: ended with this fixture however it ends
+            init_ray(num_cpus=2)
+    finally:
+        signal.signal(signal.SIGTERM, handler)
     yield ray
     ray.shutdown()
 
