@@ -41,13 +41,16 @@ class Group:
 
     def members(self) -> list[psutil.Process]:
         """The leader and its descendants while it runs; if it leads a process group, the group's processes
-        (a process group ID is not reused while the group has members)."""
-        found = set()
+        (a process group ID is not reused while the group has members; once it is empty, a new process of that
+        PID may lead another group, which is then left alone: two xdist workers died of their session's Ray's
+        raylet ended so)."""
+        found, reused = set(), False
         with contextlib.suppress(psutil.Error):
             leader = psutil.Process(self.pid)
-            if leader.create_time() == self.created:
+            reused = leader.create_time() != self.created
+            if not reused:
                 found = {leader, *leader.children(recursive=True)}
-        if self.leads_group:
+        if self.leads_group and not reused:  # once its group is empty, its ID may lead another one
             for process in psutil.process_iter():
                 with contextlib.suppress(psutil.Error, OSError):
                     if os.getpgid(process.pid) == self.pid:
