@@ -7,17 +7,26 @@ import json
 import os
 import shutil
 import stat
+import sys
 import tempfile
 
 import pytest
 
 from serve import run_dir as run_dirs
 from serve.launch import prepare_local_env
-from serve.processes import ProcessLedger, reap_stale
+from serve.processes import reap_stale
 from serve.run_dir import NODE_ID_CHARS, RAY_SOCKET_PATH_MAX, SOCKET_PATH_MAX, make_run_dir
 from sws.config import ServeConfig
+from tests import processes
 
 NODE_ID = "f" * NODE_ID_CHARS  # Ray puts each node's HAProxy sockets in DIR/<node id>/
+LAUNCHER = """
+import sys
+from serve.processes import ProcessLedger
+ledger = ProcessLedger(sys.argv[1], run_dir=sys.argv[2])
+ledger.record()
+ledger.end_all()
+"""
 
 
 @pytest.fixture
@@ -70,10 +79,10 @@ def test_no_short_directory_is_one_line_naming_the_cause(tmpdir_of, monkeypatch,
 
 def test_the_run_directory_goes_with_the_run_or_its_reaping(tmp_path):
     stopped, killed = make_run_dir(), make_run_dir()
-    ledger = ProcessLedger(tmp_path, run_dir=stopped)
-    ledger.record()
-    ledger.end_all()
-    assert not stopped.exists()
+    # a launcher of its own: a ledger ends every descendant of its process (here the session's local Ray)
+    launcher = processes.run([sys.executable, "-c", LAUNCHER, str(tmp_path), str(stopped)], timeout=60)
+    assert launcher.returncode == 0, launcher.stderr
+    assert not stopped.exists() and not list(tmp_path.glob("*.json"))
     gone = {"pid": os.getpid(), "create_time": 0.0}  # a launcher no longer running
     (tmp_path / "1.json").write_text(json.dumps({"owner": gone, "processes": [], "run_dir": str(killed)}))
     reap_stale(tmp_path)
