@@ -250,16 +250,10 @@ def evaluate(
         EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
     from sws.agent import HEURISTIC_MODEL
-    from sws.eval.datasets import (
-        DatasetError,
-        EmptyDatasetError,
-        canonical_dataset,
-        file_sha256,
-        load_dataset,
-        select,
-    )
+    from sws.eval.datasets import EmptyDatasetError, file_sha256, load_dataset, select
     from sws.eval.judge import default_cache_dir
     from sws.eval.lock import RunLockedError
+    from sws.eval.registry import DatasetError, canonical_dataset
     from sws.eval.results import DamagedPartError
     from sws.eval.run_meta import DamagedRunError, RunMismatchError
     from sws.eval.runner import run_evaluation

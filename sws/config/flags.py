@@ -45,6 +45,8 @@ class Flag:
         envvar: an environment variable that supplies it when not given.
         metavar: the value's name in the help.
         hidden: left out of the help (a deprecated name).
+        names: the registry whose names it takes (``"datasets"``); ``{names}`` in ``help`` lists them when the
+            help is shown (``sws.cli.options.REGISTRIES``), so it lists those registered after import too.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Flag:
     envvar: str | None = None
     metavar: str | None = None
     hidden: bool = False
+    names: str = ""
 
     @property
     def param(self) -> str:
@@ -157,7 +160,7 @@ IMPORT_INDEX = (
 )
 SEARCH = (Flag(ENDPOINT_FLAG, ENDPOINT_HELP, metavar="URL"),)  # sws search (no config; open_url never embeds)
 EVAL = (
-    Flag("--dataset", "2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle.", required=True),
+    Flag("--dataset", "{names}.", required=True, names="datasets"),
     Flag("--data", "QA file.", dest="data_path", type=click.Path(exists=True, dir_okay=False), required=True),
     Flag("--subset", "full_test, random_300 or an id-list file (default: eval.subset).", ("eval.subset",)),
     Flag(

@@ -1,13 +1,10 @@
 """Evaluating search agents: datasets, metrics, the LLM judge, episode records, the Ray runner and reports."""
 
+from sws.eval import paper_datasets  # noqa: F401  (registers the six)
 from sws.eval.datasets import (
-    DATASETS,
     SUBSETS,
-    DatasetError,
     QAItem,
-    canonical_dataset,
     gold_and_aliases,
-    infer_dataset,
     load_dataset,
     random_subset,
     read_id_list,
@@ -37,6 +34,17 @@ from sws.eval.metrics import (
     token_f1,
 )
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.registry import (
+    DatasetError,
+    QADataset,
+    canonical_dataset,
+    get_dataset,
+    infer_dataset,
+    qa_sources,
+    register_dataset,
+    registered_datasets,
+    unregister_dataset,
+)
 from sws.eval.report import (
     RunStats,
     collect,
@@ -60,7 +68,6 @@ from sws.eval.runner import EpisodeWorker, EvalSummary, run_evaluation
 from sws.eval.scoring import score_prediction
 
 __all__ = [
-    "DATASETS",
     "JUDGE_MODEL",
     "JUDGE_SYSTEM_PROMPT",
     "PROMPT_VERSION",
@@ -77,6 +84,7 @@ __all__ = [
     "JudgeResult",
     "LLMJudge",
     "PartWriter",
+    "QADataset",
     "QAItem",
     "RunLockedError",
     "RunMeta",
@@ -88,6 +96,7 @@ __all__ = [
     "exact_match",
     "f1_bool",
     "f1_score",
+    "get_dataset",
     "gold_and_aliases",
     "infer_dataset",
     "judge_prompt",
@@ -98,9 +107,12 @@ __all__ = [
     "normalize_answer",
     "parse_verdict",
     "plot_tool_use",
+    "qa_sources",
     "random_subset",
     "read_id_list",
     "recorded_status",
+    "register_dataset",
+    "registered_datasets",
     "report_tables",
     "run_evaluation",
     "run_stats",
@@ -112,5 +124,6 @@ __all__ = [
     "substring_match",
     "token_f1",
     "tool_use_table",
+    "unregister_dataset",
     "write_report",
 ]
