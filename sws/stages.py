@@ -1,7 +1,7 @@
-"""The pipeline's stages as their entrypoints run them: `sws build corpus/embed/index`, `sws eval`,
-`sws quickstart` and ``ray_jobs/*.py`` each resolve a config and call one function here, which unpacks it
-into the plain arguments of the library (the library never sees config objects) and turns the library's
-errors into :class:`StageError`, whose message is the one-line error to show.
+"""The pipeline's stages as their entrypoints run them: `sws build corpus/embed/index`, `sws eval` and
+`sws quickstart` (and so ``ray_jobs/*.py``, which run those commands) each resolve a config and call one
+function here, which unpacks it into the plain arguments of the library (the library never sees config
+objects) and turns the library's errors into :class:`StageError`, whose message is the one-line error to show.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig, SwsConfig, ToolClientConfig, to_dict
-from sws.config.flags import Flag, flag_settings
 
 
 class StageError(RuntimeError):
@@ -430,72 +428,6 @@ def _fingerprint_in(info: Any) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def job_arguments(description: str, flags: Sequence[Flag]):
-    """The command line of a ``ray_jobs/*.py`` entrypoint: ``-c PROFILE``, the job's ``flags`` (its command's
-    table in ``sws.config.flags``) and ``key=value`` overrides; the parsed namespace with the resolved config
-    as ``cfg`` (the flags' keys set) and the stage's arguments as ``stage``. A bad flag, profile or override
-    exits 2 with the reason, as the CLI does."""
-    import argparse
-
-    from sws.config import load_config
-
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("-c", "--config", dest="profile", default=os.environ.get("SWS_CONFIG", "local"))
-    for flag in flags:
-        parser.add_argument(flag.name, dest=flag.param, **_argparse_options(flag))
-    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
-    args = parser.parse_intermixed_args()
-    keys, args.stage = flag_settings(flags, vars(args))
-    try:
-        args.cfg = load_config(args.profile, args.overrides, keys)
-    except ValueError as exc:
-        parser.error(str(exc))
-    return args
-
-
-def _argparse_options(flag: Flag) -> dict[str, Any]:
-    """``add_argument`` keyword arguments of ``flag``: its type checked as click checks it."""
-    import argparse
-
-    import click
-
-    help_text = argparse.SUPPRESS if flag.hidden else flag.help
-    if flag.switch:
-        return {"action": "store_true", "help": help_text}
-    param_type = click.types.convert_type(flag.type)
-
-    def convert(text: str) -> Any:
-        try:
-            return param_type.convert(text, None, None)
-        except click.BadParameter as exc:
-            raise argparse.ArgumentTypeError(exc.message) from exc
-
-    metavar = flag.metavar or flag.name.lstrip("-").upper().replace("-", "_")
-    options = {"type": convert, "required": flag.required, "metavar": metavar, "help": help_text}
-    if flag.multiple:
-        return options | {"action": "append", "default": []}
-    return options | {"default": os.environ.get(flag.envvar) if flag.envvar else None}
-
-
-def run_job(main) -> None:
-    """Run a job's ``main()``, a :class:`StageError` or a system error (a full disk, in the driver or a Ray
-    worker) as ``Error: …`` on stderr and exit status 1; stopped by a signal (``ray job stop``) as the CLI
-    is (``sws/stopping.py``): its one line and 128 + the signal."""
-    from sws.raykit import os_error_in
-    from sws.stopping import stop_on_signals
-
-    try:
-        with stop_on_signals(lambda: "what was finished is kept; submit the same job again to resume"):
-            main()
-    except StageError as exc:
-        sys.exit(f"Error: {exc}")
-    except Exception as exc:
-        error = os_error_in(exc)
-        if error is None:
-            raise
-        sys.exit(f"Error: {error or repr(error)}")
 
 
 def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
