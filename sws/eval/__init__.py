@@ -17,6 +17,7 @@ from sws.eval.judge import (
     JUDGE_SYSTEM_PROMPT,
     PROMPT_VERSION,
     JudgeResult,
+    JudgeSettings,
     LLMJudge,
     judge_prompt,
     parse_verdict,
@@ -66,6 +67,7 @@ from sws.eval.results import (
 from sws.eval.run_meta import DamagedRunError, RunMeta, RunMismatchError
 from sws.eval.runner import EpisodeWorker, EvalSummary, run_evaluation
 from sws.eval.scoring import score_prediction
+from sws.eval.spec import EvalSpec
 
 __all__ = [
     "JUDGE_MODEL",
@@ -79,9 +81,11 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeWorker",
     "EvalInterrupted",
+    "EvalSpec",
     "EvalSummary",
     "F1Score",
     "JudgeResult",
+    "JudgeSettings",
     "LLMJudge",
     "PartWriter",
     "QADataset",
