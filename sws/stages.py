@@ -306,6 +306,8 @@ def evaluate(
                 workers=e.workers,
                 episodes_per_worker=e.episodes_per_worker,
                 worker_num_cpus=e.worker_num_cpus,
+                tool_modules=tuple(cfg.tools.modules),
+                offered_tools=tuple(e.tools or ()),
             )
         except ValueError as exc:
             raise StageError(str(exc)) from exc

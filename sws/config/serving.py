@@ -213,6 +213,8 @@ class ToolClientConfig:
     max_connections: int = 256  # http: connection-pool size per process
     tools: ToolOptions = field(default_factory=ToolOptions)  # inprocess only; a service applies its own
     embedding_endpoint: str | None = None  # inprocess: as serve.embedding.endpoint (None: the index's)
+    # modules whose tools register when imported (sws.env.register_tool), imported by `sws eval` and its workers
+    modules: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         check_endpoint(self.embedding_endpoint, "tools.embedding_endpoint")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sws.agent import AgentConfig, LLMSettings, SearchAgent, ToolBox
+from sws.env import DEFAULT_OPTIONS, import_tool_modules, schemas_of
 from sws.eval.datasets import QAItem
 from sws.eval.interrupt import EvalInterrupted, StopFlag, stop_signals
 from sws.eval.judge import JudgeSettings
@@ -57,6 +58,9 @@ class EpisodeWorker:
         fingerprint: the environment fingerprint stored in every record.
         judge: the judge's settings, or None for no judge.
         rows_per_part: records per part file.
+        tool_modules: imported first: their tools register (``EvalSpec.tool_modules``).
+        offered_tools: the tools offered to the model, described under the client's options; empty: the
+            client's own.
     """
 
     def __init__(
@@ -69,10 +73,17 @@ class EpisodeWorker:
         fingerprint: str,
         judge: JudgeSettings | None = None,
         rows_per_part: int = 64,
+        tool_modules: tuple[str, ...] = (),
+        offered_tools: tuple[str, ...] = (),
     ):
+        import_tool_modules(tool_modules)
         self.config = config
         self.fingerprint = fingerprint
-        self.agent = SearchAgent(llm.endpoint(), tools_factory(), config)
+        tools = tools_factory()
+        schemas = (
+            schemas_of(offered_tools, getattr(tools, "options", DEFAULT_OPTIONS)) if offered_tools else None
+        )
+        self.agent = SearchAgent(llm.endpoint(), tools, config, schemas)
         self.judge = judge.judge() if judge is not None else None
         self.writer = PartWriter(out_dir, f"{prefix}-{uuid.uuid4().hex[:6]}", rows_per_part)
 
@@ -158,6 +169,8 @@ def run_evaluation(spec: EvalSpec) -> EvalSummary:
                 spec.fingerprint,
                 spec.judge,
                 spec.rows_per_part,
+                spec.tool_modules,
+                spec.offered_tools,
             ),
         )
         bar = tqdm(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sws.agent import AgentConfig, LLMSettings, ToolBox
+from sws.env import DEFAULT_OPTIONS, import_tool_modules, schemas_of
 from sws.eval.datasets import QAItem
 from sws.eval.judge import JudgeSettings
 
@@ -25,6 +26,10 @@ class EvalSpec:
             across the workers.
         tools: builds the tools' client inside each worker (it must pickle: a class, a partial,
             ``sws.transport.tool_client_factory``).
+        tool_modules: modules whose tools register when imported (``sws.env.register_tool``): imported here and
+            in each worker before its client is built.
+        offered_tools: the tools offered to the model, by registered name; empty: the client's own (the
+            contract's three).
         fingerprint: the environment's fingerprint, stored in every record.
         query_embedding: how the environment embeds queries, recorded in ``run.json`` as at the run's start.
         judge: the LLM judge's settings; None: no judge.
@@ -59,9 +64,13 @@ class EvalSpec:
     rows_per_part: int = 64
     max_passes: int = 3
     progress: bool = True
+    tool_modules: tuple[str, ...] = ()
+    offered_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "out_dir", Path(self.out_dir))
+        import_tool_modules(self.tool_modules)
+        schemas_of(self.offered_tools, DEFAULT_OPTIONS)  # every name is a registered tool
         if not self.agent.model:
             raise ValueError(f"agent.model is needed (the model to ask): {self.agent}")
         for name in ("workers", "episodes_per_worker", "rows_per_part", "max_passes"):
