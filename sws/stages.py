@@ -196,8 +196,11 @@ def export_index(
         raise StageError(str(exc)) from exc
 
 
-def import_index(src: str, out: str, embedder_spec: str | None = None, copy: bool = False) -> dict:
-    """``sws.index.reference.import_reference`` of a folder in the reference's layout (``embedder_spec``: a JSON
+def import_index(
+    sources: str | Sequence[str], out: str, embedder_spec: str | None = None, copy: bool = False
+) -> dict:
+    """``sws.index.reference.import_reference`` of an index in the reference's layout: one folder, or its
+    Tantivy and FAISS parts as two folders or two ``.tar.zst`` archives (``embedder_spec``: a JSON
     ``make_embedder`` spec); what it prints of the manifest. A refused import is a ``StageError``."""
     import json
 
@@ -218,7 +221,7 @@ def import_index(src: str, out: str, embedder_spec: str | None = None, copy: boo
                 f"--embedder-spec: unknown kind {spec['kind']!r} ({', '.join(embedder_kinds())})", usage=True
             )
     try:
-        manifest = import_reference(src, out, embedder=spec, copy=bool(copy))
+        manifest = import_reference(sources, out, embedder=spec, copy=bool(copy))
     except (SwsIndexError, ValueError) as exc:
         raise StageError(str(exc)) from exc
     return {

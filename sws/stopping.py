@@ -6,6 +6,9 @@ this process started is shut down, any process it started and left is ended, and
 ``interrupted by SIGTERM: <what is kept>`` ends it with exit status 128 + the signal. An evaluation inside
 stops as it does by itself (:class:`Interrupted`, ``sws eval``'s: its line, its status). A second signal
 ends the process at once, and so does :func:`arm_watchdog` ``BOUND_S`` after the first, should the stop hang.
+A signal handled while the garbage collector runs a weakref callback or ``__del__`` raises there, where Python
+ignores exceptions ("Exception ignored in ..."): such a lost :class:`Stopped` is raised again in the main
+thread as soon as it returns (``sys.unraisablehook``), so the command never works on after the signal.
 ``sws.raykit.init_ray`` keeps the handler through ``ray.init`` and puts the local Ray in a session of its own,
 so a signal to the command's process group reaches the command only.
 """
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterator
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 AGAIN = "run the same command again to resume"
 BOUND_S = 60.0  # from the first signal to the exit, whatever the stop is waiting on
+REDELIVER_S = 0.05  # from a lost stop to raising it again
 
 
 class Interrupted(Exception):
@@ -71,10 +75,44 @@ def arm_watchdog(signum: int, bound_s: float = BOUND_S) -> threading.Event:
     return disarmed
 
 
+class _Stop:
+    """The stop the first signal raised, and whether it is owed again (it was lost where exceptions are ignored)."""
+
+    raised: Stopped | None = None
+    owed = False
+
+
 def _first_signal(signum: int, frame: object) -> None:
-    for s in STOP_SIGNALS:  # a second signal: its default action, now
-        signal.signal(s, signal.SIG_DFL)
-    raise Stopped(signum, arm_watchdog(signum))
+    for s in STOP_SIGNALS:
+        signal.signal(s, _later_signal)
+    _Stop.raised = Stopped(signum, arm_watchdog(signum))
+    raise _Stop.raised
+
+
+def _later_signal(signum: int, frame: object) -> None:
+    """The lost stop raised again (:func:`_lost_stop`), or a second signal: its default action, now."""
+    if _Stop.owed and _Stop.raised is not None:
+        _Stop.owed = False
+        raise Stopped(_Stop.raised.signum, _Stop.raised.watchdog)
+    signal.signal(signum, signal.SIG_DFL)
+    signal.raise_signal(signum)
+
+
+def _lost_stop(previous: Callable) -> Callable:
+    """A ``sys.unraisablehook`` that has an ignored :class:`Stopped` raised again in the main thread, and passes
+    anything else on: the signal sent again to the main thread (it wakes a blocking call, as the first did)
+    a moment later from another thread; sent from here, the handler would run inside the hook, where the
+    exception is ignored too. (If the moment falls in another callback, the stop is lost and owed again.)"""
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, Stopped) and not _Stop.owed:
+            _Stop.owed = True
+            main, signum = threading.main_thread().ident, unraisable.exc_value.signum
+            threading.Timer(REDELIVER_S, signal.pthread_kill, (main, signum)).start()
+        elif not isinstance(unraisable.exc_value, Stopped):
+            previous(unraisable)
+
+    return hook
 
 
 @contextlib.contextmanager
@@ -89,6 +127,8 @@ def stop_on_signals(done: Callable[[], str]) -> Iterator[None]:
         yield
         return
     previous = {s: signal.signal(s, _first_signal) for s in STOP_SIGNALS}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, _lost_stop(sys.unraisablehook)
+    _Stop.raised, _Stop.owed = None, False
     try:
         yield
     except Stopped as exc:
@@ -100,6 +140,7 @@ def stop_on_signals(done: Callable[[], str]) -> Iterator[None]:
     finally:
         for s, handler in previous.items():  # None: a handler installed outside Python
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        sys.unraisablehook = previous_hook
     _stop_started()
     print(line, file=sys.stderr)
     stopped.watchdog.set()

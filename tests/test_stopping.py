@@ -69,6 +69,36 @@ def test_build_corpus_stops_on_sigterm_keeping_its_finished_shards(tmp_path):
     assert "Traceback" not in stderr and "SIGTERM received" not in stderr and left == [], (stderr, left)
 
 
+LOST_IN_A_CALLBACK = """
+import os, signal, time, weakref
+from sws.stopping import stop_on_signals
+
+class Thing:
+    pass
+
+def callback(_):
+    os.kill(os.getpid(), signal.SIGTERM)
+    sum(range(100_000))  # the handler runs here, where Python ignores the exception it raises
+
+with stop_on_signals(lambda: "nothing to keep"):
+    thing = Thing()
+    ref = weakref.ref(thing, callback)
+    del thing
+    time.sleep(60)
+print("worked on after the signal")
+"""
+
+
+def test_a_stop_lost_in_a_weakref_callback_is_raised_again():
+    """The signal came while the garbage collector ran Ray Data's weakref callback (``sws quickstart`` at
+    ``[2/5] indexes`` on a busy machine): Python printed "Exception ignored" and the command worked on until
+    the watchdog cut it 60 s later."""
+    started = time.monotonic()
+    done = processes.run([sys.executable, "-c", LOST_IN_A_CALLBACK], timeout=STOP_S, cwd=REPO)
+    assert (done.returncode, done.stderr.strip()) == (143, "interrupted by SIGTERM: nothing to keep")
+    assert time.monotonic() - started < 30 and done.stdout == ""
+
+
 @pytest.mark.parametrize("step", ["[2/5] indexes", "[5/5] evaluation"])
 def test_quickstart_stops_on_sigterm(tmp_path, step):
     """The issue: ``sws quickstart --llm smollm2`` ran on 35 s after the signal, mid-evaluation, printing

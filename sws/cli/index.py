@@ -152,23 +152,47 @@ def export_command(index_dir, **values) -> None:
     click.echo(json.dumps(summary, indent=1))
 
 
+def _import_kept(sources=(), out=None, **_) -> str:
+    """What an interrupted ``sws index import`` keeps: the archive members extracted whole, or nothing."""
+    from sws.index.reference.adopt import partial_dir
+
+    if out and any(not Path(source).is_dir() for source in sources):
+        return f"the archive members extracted whole are kept in {partial_dir(out)}; {AGAIN}"
+    return f"nothing of {out} was written; run the same command again"
+
+
 @index_group.command("import")
-@click.argument("src", type=click.Path(file_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path(), metavar="SRC [SRC2]")
 @flag_options(flags.IMPORT_INDEX)
-def import_command(src, **values) -> None:
-    """Adopt a folder in the paper's reference layout (tantivy/chunk-1536/{chunks,titles},
-    faiss/<name>/{index.faiss,ids.pkl}) as an sws index: its files hard-linked, never silently copied, and a
-    manifest beside them; `sws search`, `sws open`, `sws serve` then open it as any index. (The two folders
-    given apart, and the .tar.zst archives, are not read yet.)
+@stops_on_signals(_import_kept)
+def import_command(sources, **values) -> None:
+    """Adopt the paper's released index, in its reference layout (tantivy/chunk-1536/{chunks,titles},
+    faiss/<name>/{index.faiss,ids.pkl}), as an sws index: its files hard-linked, never silently copied, and a
+    manifest beside them; `sws search`, `sws open`, `sws serve` then open it as any index.
+
+    SRC is one folder in the whole layout; or give its two parts apart, in either order: the Tantivy part
+    (a folder holding tantivy/chunk-1536/, chunk-1536/ or chunks/ and titles/ themselves) and the FAISS part (a
+    folder holding faiss/<name>/, <name>/ or index.faiss and ids.pkl themselves), each as a folder or as the
+    paper's .tar.zst archive of it. An archive is read streamed, its members written straight into the index's
+    partial folder (.IDX.partial beside it; the archive stays as it is); interrupted (Ctrl-C, SIGTERM) or
+    refused, the members extracted whole are kept there, and the same command again resumes. A damaged or
+    unsafe archive is refused in one line naming the member.
 
     \b
     Examples:
       sws index import /data/enwiki-20260601 --out sws-out/paper-index
+      sws index import enwiki-20260601-tantivy-chunk-1536.tar.zst \\
+          enwiki-20260601-faiss-hnsw-Qwen3-Embedding-0.6B.tar.zst --out sws-out/paper-index
+      sws index import /data/tantivy /data/faiss --out sws-out/paper-index
       sws index import sws-out/reference --out sws-out/ref-index --embedder-spec '{"kind": "sentence-transformers", "model": "all-MiniLM-L6-v2", "query_task": ""}'
     """
+    if len(sources) > 2:
+        raise click.UsageError(
+            f"{len(sources)} sources: give one folder in the reference's layout, or its Tantivy and FAISS parts"
+        )
     _, stage = flag_settings(flags.IMPORT_INDEX, values)
     with one_line_errors():
-        summary = stages.import_index(src, **stage)
+        summary = stages.import_index(sources, **stage)
     click.echo(json.dumps(summary, indent=1))
 
 
