@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as `python benchmarks/eval_harness.py` without installing
     sys.path.insert(0, str(REPO))
 
-from sws.agent import AgentConfig, LLMEndpoint, SearchAgent
+from sws.agent import AgentConfig, LLMEndpoint, LLMSettings, SearchAgent
 
 OBSERVATION = "1. [William Shakespeare](https://en.wikipedia.org/wiki/1#chunk-1)\n   - " + "playwright " * 90
 
@@ -172,7 +172,7 @@ def overhead(quick: bool) -> None:
 
 def ray_driver(out: str, url: str, items: int) -> None:
     """The runner as the benchmark drives it (also the subprocess killed by ``--kill-driver-at-parts``)."""
-    from sws.eval import QAItem
+    from sws.eval import EvalSpec, QAItem
     from sws.eval.runner import run_evaluation
     from sws.raykit import init_ray
 
@@ -198,18 +198,19 @@ def ray_driver(out: str, url: str, items: int) -> None:
         QAItem(f"b{i:05d}", f"Who wrote play {i}?", "William Shakespeare", (), "default", "Bamboogle")
         for i in range(items)
     ]
-    summary = run_evaluation(
+    spec = EvalSpec(
         questions,
         out,
-        config=AgentConfig(model="search_then_submit"),
-        llm={"base_url": url, "max_concurrency": 1000, "timeout": 120},
-        tools_factory=FixedTools,
-        fingerprint="bench",
+        AgentConfig(model="search_then_submit"),
+        LLMSettings(url, max_concurrency=1000, timeout=120),
+        FixedTools,
+        "bench",
         dataset="Bamboogle",
         workers=2,
         episodes_per_worker=500,
         progress=False,
     )
+    summary = run_evaluation(spec)
     stop.set()
     result = {"recorded": summary.recorded, "missing": len(summary.missing), "ran": summary.ran}
     result |= {"elapsed_s": round(summary.elapsed_s, 2)} | {k: round(v, 1) for k, v in peak.items()}

@@ -1,5 +1,4 @@
-"""``ray job submit`` entrypoint of an evaluation run (the same stage and flags as ``sws eval``,
-``sws.stages.evaluate``).
+"""``ray job submit`` entrypoint of an evaluation run: ``sws eval``, its flags, checks and output.
 
     ray job submit --working-dir . -- python ray_jobs/evaluate.py --dataset hotpotqa --data hotpotqa_dev.json \\
         --llm-base-url http://llm:8000/v1 --model Qwen/Qwen3.5-9B --tools-url http://retrieval:11536 \\
@@ -9,16 +8,8 @@ Safe to resubmit: recorded episodes are skipped, errored ones retried; `ray job 
 has finished first.
 """
 
-import json
-
-from sws import stages
-from sws.config import flags
-
-
-def main() -> None:
-    args = stages.job_arguments(__doc__, flags.EVAL)
-    print(json.dumps(stages.evaluate(args.cfg, **args.stage), indent=1))
-
+from sws.cli.evaluate import eval_command as command
+from sws.cli.job import run_job
 
 if __name__ == "__main__":
-    stages.run_job(main)
+    run_job(command)

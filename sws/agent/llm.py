@@ -17,7 +17,7 @@ import asyncio
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import httpx2
@@ -69,6 +69,29 @@ def resolve_base_url(base_url: str) -> str:
     return base_url if base_url.endswith("/v1") else f"{base_url}/v1"
 
 
+@dataclass(frozen=True, slots=True)
+class LLMSettings:
+    """An endpoint and its limits, checked when made: :class:`LLMEndpoint`'s arguments (its ``Args``), typed,
+    to send where the endpoint is built (an evaluation's workers)."""
+
+    base_url: str
+    api_key: str | None = None
+    max_concurrency: int = 64
+    timeout: float = 600.0
+    max_attempts: int = 6
+    backoff_s: float = 1.0
+    backoff_max_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1 or self.max_attempts < 1:
+            raise ValueError(
+                f"max_concurrency and max_attempts must be >= 1, got {self.max_concurrency}, {self.max_attempts}"
+            )
+
+    def endpoint(self) -> LLMEndpoint:
+        return LLMEndpoint(**asdict(self))
+
+
 @dataclass(slots=True)
 class LLMCall:
     """A completed chat call: the response and how many attempts it took."""
@@ -106,10 +129,7 @@ class LLMEndpoint:
         backoff_s: float = 1.0,
         backoff_max_s: float = 30.0,
     ):
-        if max_concurrency < 1 or max_attempts < 1:
-            raise ValueError(
-                f"max_concurrency and max_attempts must be >= 1, got {max_concurrency}, {max_attempts}"
-            )
+        LLMSettings(base_url, api_key, max_concurrency, timeout, max_attempts)  # checks them
         self.base_url = resolve_base_url(base_url)
         self.max_attempts = max_attempts
         self._policy = RetryPolicy(timeout, max_attempts, backoff_s, backoff_max_s)

@@ -7,6 +7,7 @@ import json
 import click
 
 from sws import stages
+from sws.cli.job import in_job
 from sws.cli.options import config_option, flag_options, one_line_errors, overrides_argument, resolve_flags
 from sws.config import flags
 from sws.stopping import AGAIN, stops_on_signals
@@ -47,6 +48,6 @@ def corpus_command(profile, overrides, **values) -> None:
     elif index_paths:
         raise click.UsageError("--multistream-index needs the matching --dump")
     with one_line_errors():
-        manifest = stages.build_corpus(cfg, cfg.corpus.out)
+        manifest = stages.build_corpus(cfg, cfg.corpus.out, progress=not in_job())
         click.echo(json.dumps(stages.corpus_summary(manifest), indent=1))
         stages.check_corpus_complete(manifest)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from sws.cli.options import config_option, overrides_argument, resolve_config
+from sws.cli.options import NamesOption, config_option, dataset_names, overrides_argument, resolve_config
 from sws.config import SwsConfig
 from sws.config.flags import OUT_DIR
 
@@ -57,7 +57,7 @@ def _show_warnings() -> None:
 
 @contextlib.contextmanager
 def _one_line_errors() -> Iterator[None]:
-    from sws.eval.datasets import DatasetError
+    from sws.eval import DatasetError
     from sws.fetch import FetchError, FetchManifestError
 
     try:
@@ -245,7 +245,9 @@ def _file_summary(result: dict) -> dict:
     "--name",
     "names",
     multiple=True,
-    help="2wiki, hotpotqa, musique, frames, popqa or bamboogle; repeatable (default: all six).",
+    cls=NamesOption,
+    names=lambda: dataset_names(fetchable=True),
+    help="{names}; repeatable (default: all).",
 )
 @click.option(
     "--out",
@@ -261,18 +263,18 @@ def _file_summary(result: dict) -> dict:
 )
 @with_download_options
 def datasets_command(names, out, mirror, dry_run, retries, backoff, progress) -> None:
-    """The evaluation splits of the six QA benchmarks, from their official distribution points.
+    """The evaluation splits of the QA benchmarks, from their official distribution points.
 
     Each file is saved under a name the loaders recognise, loaded once to check it (item count, random_300
-    fingerprint) and recorded with its sha256 in OUT/fetch-manifest.json. Sources: `sws.fetch.qa`.
+    fingerprint) and recorded with its sha256 in OUT/fetch-manifest.json. Sources: `sws.eval.paper_datasets`.
 
     \b
     Examples:
       sws fetch datasets --out data/qa
       sws fetch datasets --name hotpotqa --name 2wiki --dry-run
     """
-    from sws.eval.datasets import canonical_dataset
-    from sws.fetch import fetch_datasets, plan_datasets, qa_sources
+    from sws.eval import canonical_dataset, qa_sources
+    from sws.fetch import fetch_datasets, plan_datasets
 
     out_dir = Path(out)
     with _one_line_errors(), _fetcher(retries, backoff, progress) as http:

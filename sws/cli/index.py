@@ -19,6 +19,7 @@ from sws.cli.options import (
 from sws.config import flags
 from sws.config.flags import flag_settings
 from sws.stopping import AGAIN, stops_on_signals
+from sws.types import SEARCH_METHODS
 
 index_option = click.option(
     "--index",
@@ -81,7 +82,7 @@ def build_index_command(profile, overrides, **values) -> None:
 @click.command("search")
 @index_option
 @click.argument("query")
-@click.option("--method", type=click.Choice(["rrf", "keywords", "vector"]), default="rrf", show_default=True)
+@click.option("--method", type=click.Choice(SEARCH_METHODS), default="rrf", show_default=True)
 @click.option("--top-k", type=int, default=10, show_default=True)
 @click.option("--only-title", is_flag=True, help="Search article titles only.")
 @verify_option

@@ -2,7 +2,7 @@
 are declared in ``sws.config.flags`` (with the ``ray_jobs/`` parsers) and turned into options here."""
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import click
@@ -23,12 +23,37 @@ overrides_argument = click.argument("overrides", nargs=-1, metavar="[KEY=VALUE].
 verify_option = click.option("--verify", is_flag=True, help=VERIFY_HELP)
 
 
+def dataset_names(fetchable: bool = False) -> str:
+    """The registered datasets' names, ``"a, b or c"`` (``fetchable``: those with a fetch source)."""
+    from sws.eval.registry import dataset_choices
+
+    return dataset_choices(fetchable)
+
+
+REGISTRIES: dict[str, Callable[[], str]] = {"datasets": dataset_names}  # by Flag.names
+
+
+class NamesOption(click.Option):
+    """An option whose help lists a registry's names (``{names}`` in ``help``), made when the help is shown:
+    datasets registered after the CLI was imported are listed too."""
+
+    def __init__(self, *args, names: Callable[[], str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.template, self.names = self.help, names
+
+    def get_help_record(self, ctx: click.Context):
+        self.help = self.template.replace("{names}", self.names())
+        return super().get_help_record(ctx)
+
+
 def flag_options(flags: Sequence[Flag]):
     """A decorator adding ``flags`` as the command's options, in their order (values by ``Flag.param``)."""
 
     def decorate(command):
         for flag in reversed(flags):
             kind = {"is_flag": True} if flag.switch else {"type": flag.type, "multiple": flag.multiple}
+            if flag.names:
+                kind |= {"cls": NamesOption, "names": REGISTRIES[flag.names]}
             command = click.option(
                 flag.name,
                 flag.param,

@@ -26,6 +26,8 @@ class EvalConfig:
     judge_base_url: str | None = "https://api.openai.com/v1"  # None: the agent's endpoint (its served model)
     judge_api_key_env: str = "OPENAI_API_KEY"
     judge_variant: str = "repository"  # repository | paper
+    # the tools offered to the model, by registered name (tools.modules registers more); None: the contract's three
+    tools: list[str] | None = None
 
     def __post_init__(self):
         if self.agent.model is not None:

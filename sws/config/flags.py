@@ -1,6 +1,6 @@
-"""Command-line flags, declared once: each is an alias of config keys (or an argument of its stage), read by
-the click commands (``sws.cli.options.flag_options``) and the ``ray_jobs/`` parsers
-(``sws.stages.job_arguments``) alike. A new option is one line in its command's table.
+"""Command-line flags, declared once: each is an alias of config keys (or an argument of its stage), turned
+into the click commands' options (``sws.cli.options.flag_options``), which the ``ray_jobs/`` entrypoints run.
+A new option is one line in its command's table.
 
 A flag given on the command line wins over the profile and the ``KEY=VALUE`` overrides; one not given leaves
 the config as they make it.
@@ -29,14 +29,14 @@ ENDPOINT_HELP = (
 
 @dataclass(frozen=True)
 class Flag:
-    """One option of a command (and of its ``ray_jobs/`` entrypoint).
+    """One option of a command (and so of its ``ray_jobs/`` entrypoint).
 
     Args:
         name: ``--kebab-case``.
         help: its help text.
         keys: the config keys (dotted) its value sets; none: it is an argument of the stage, ``dest``.
-        type: its value's type (``str``, ``int`` or a ``click.ParamType``, which the job parser applies too);
-            ``bool``: a switch, which sets ``keys`` to ``value`` when given.
+        type: its value's type (``str``, ``int`` or a ``click.ParamType``); ``bool``: a switch, which sets
+            ``keys`` to ``value`` when given.
         value: what a switch sets.
         sets: more keys set when it is given, to these values (``--tools-url``: ``tools.transport: http``).
         dest: the name of its value (default: ``name`` in snake case).
@@ -45,6 +45,8 @@ class Flag:
         envvar: an environment variable that supplies it when not given.
         metavar: the value's name in the help.
         hidden: left out of the help (a deprecated name).
+        names: the registry whose names it takes (``"datasets"``); ``{names}`` in ``help`` lists them when the
+            help is shown (``sws.cli.options.REGISTRIES``), so it lists those registered after import too.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Flag:
     envvar: str | None = None
     metavar: str | None = None
     hidden: bool = False
+    names: str = ""
 
     @property
     def param(self) -> str:
@@ -157,7 +160,7 @@ IMPORT_INDEX = (
 )
 SEARCH = (Flag(ENDPOINT_FLAG, ENDPOINT_HELP, metavar="URL"),)  # sws search (no config; open_url never embeds)
 EVAL = (
-    Flag("--dataset", "2wikimultihopqa, hotpotqa, musique, frames, popqa or bamboogle.", required=True),
+    Flag("--dataset", "{names}.", required=True, names="datasets"),
     Flag("--data", "QA file.", dest="data_path", type=click.Path(exists=True, dir_okay=False), required=True),
     Flag("--subset", "full_test, random_300 or an id-list file (default: eval.subset).", ("eval.subset",)),
     Flag(

@@ -213,9 +213,14 @@ class ToolClientConfig:
     max_connections: int = 256  # http: connection-pool size per process
     tools: ToolOptions = field(default_factory=ToolOptions)  # inprocess only; a service applies its own
     embedding_endpoint: str | None = None  # inprocess: as serve.embedding.endpoint (None: the index's)
+    # modules whose tools register when imported (sws.env.register_tool), imported by `sws eval` and its workers
+    modules: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         check_endpoint(self.embedding_endpoint, "tools.embedding_endpoint")
+
+
+LLM_DEVICES = ("gpu", "cpu")
 
 
 @dataclass
@@ -268,3 +273,20 @@ class LLMServeConfig:
         "SWS_SERVE_TOKEN"  # bearer token from this environment variable (OpenAI clients' api_key)
     )
     max_body_bytes: int = 16 * 2**20  # a chat request's body (65 536 tokens of text are ~0.3 MB)
+
+    def __post_init__(self):
+        if self.device not in LLM_DEVICES:
+            raise ValueError(f"device={self.device!r}: must be one of {LLM_DEVICES}")
+        if self.tensor_parallel_size < 1 or self.pipeline_parallel_size < 1:
+            raise ValueError("tensor_parallel_size and pipeline_parallel_size must be >= 1")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization={self.gpu_memory_utilization}: must be in (0, 1]")
+        reserved = self.cpu_reserved_cores
+        if self.device == "cpu" and (
+            self.accelerator_type or self.cpu_kv_cache_gib < 1 or self.num_cpus <= 0 or (reserved or 0) < 0
+        ):
+            raise ValueError(
+                f"device cpu: no accelerator_type ({self.accelerator_type!r}), cpu_kv_cache_gib >= 1 "
+                f"({self.cpu_kv_cache_gib}), num_cpus > 0 ({self.num_cpus}) and cpu_reserved_cores >= 0 "
+                f"({reserved})"
+            )

@@ -50,8 +50,10 @@ from sws.env.open_url_tool import OpenedUrl, OpenUrlArgs, open_page
 from sws.env.registry import (
     TOOL_NAMES,
     get_tool,
+    import_tool_modules,
     register_tool,
     registered_tools,
+    schemas_of,
     tool_schemas,
     unregister_tool,
 )
@@ -105,6 +107,7 @@ __all__ = [
     "function_schema",
     "get_tool",
     "guarded",
+    "import_tool_modules",
     "make_snippet",
     "make_title_snippet",
     "missing_document",
@@ -119,6 +122,7 @@ __all__ = [
     "render_chunk_view",
     "render_hits",
     "render_search",
+    "schemas_of",
     "search_hits",
     "submit_observation",
     "tool_schemas",

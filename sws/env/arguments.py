@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sws.types import SEARCH_METHODS
+
 DEFAULT_TOP_K = 10
 DEFAULT_MAX_TOP_K = 50
 DEFAULT_MAX_QUERY_CHARS = 4096
-SEARCH_METHODS = ("rrf", "keywords", "vector")
 
 _METHOD_ALIASES = {
     "vec": "vector",

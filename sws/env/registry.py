@@ -9,6 +9,8 @@ their schemas to the agent.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
 from typing import Any
 
 from sws.env.open_url_tool import OPEN_URL
@@ -48,6 +50,33 @@ def registered_tools() -> dict[str, Tool]:
 
 def get_tool(name: str) -> Tool | None:
     return _TOOLS.get(name)
+
+
+def import_tool_modules(modules: Iterable[str]) -> None:
+    """Import ``modules`` (dotted names), whose tools register when imported; one already imported is left as
+    it is.
+
+    Raises:
+        ValueError: a module that cannot be imported.
+    """
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ValueError(f"cannot import tool module {module!r}: {exc}") from exc
+
+
+def schemas_of(names: Iterable[str], options: ToolOptions) -> list[dict[str, Any]]:
+    """Fresh schemas of the registered tools ``names``, in that order, under ``options``.
+
+    Raises:
+        ValueError: a name no tool is registered under.
+    """
+    names = list(names)
+    unknown = [n for n in names if n not in _TOOLS]
+    if unknown:
+        raise ValueError(f"unknown tool(s) {unknown} (registered: {', '.join(_TOOLS)})")
+    return [_TOOLS[n].schema(options) for n in names]
 
 
 def tool_schemas(search_description: str = "markdown") -> list[dict[str, Any]]:

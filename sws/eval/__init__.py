@@ -1,13 +1,10 @@
 """Evaluating search agents: datasets, metrics, the LLM judge, episode records, the Ray runner and reports."""
 
+from sws.eval import paper_datasets  # noqa: F401  (registers the six)
 from sws.eval.datasets import (
-    DATASETS,
     SUBSETS,
-    DatasetError,
     QAItem,
-    canonical_dataset,
     gold_and_aliases,
-    infer_dataset,
     load_dataset,
     random_subset,
     read_id_list,
@@ -20,6 +17,7 @@ from sws.eval.judge import (
     JUDGE_SYSTEM_PROMPT,
     PROMPT_VERSION,
     JudgeResult,
+    JudgeSettings,
     LLMJudge,
     judge_prompt,
     parse_verdict,
@@ -37,6 +35,17 @@ from sws.eval.metrics import (
     token_f1,
 )
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.registry import (
+    DatasetError,
+    QADataset,
+    canonical_dataset,
+    get_dataset,
+    infer_dataset,
+    qa_sources,
+    register_dataset,
+    registered_datasets,
+    unregister_dataset,
+)
 from sws.eval.report import (
     RunStats,
     collect,
@@ -58,9 +67,9 @@ from sws.eval.results import (
 from sws.eval.run_meta import DamagedRunError, RunMeta, RunMismatchError
 from sws.eval.runner import EpisodeWorker, EvalSummary, run_evaluation
 from sws.eval.scoring import score_prediction
+from sws.eval.spec import EvalSpec
 
 __all__ = [
-    "DATASETS",
     "JUDGE_MODEL",
     "JUDGE_SYSTEM_PROMPT",
     "PROMPT_VERSION",
@@ -72,11 +81,14 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeWorker",
     "EvalInterrupted",
+    "EvalSpec",
     "EvalSummary",
     "F1Score",
     "JudgeResult",
+    "JudgeSettings",
     "LLMJudge",
     "PartWriter",
+    "QADataset",
     "QAItem",
     "RunLockedError",
     "RunMeta",
@@ -88,6 +100,7 @@ __all__ = [
     "exact_match",
     "f1_bool",
     "f1_score",
+    "get_dataset",
     "gold_and_aliases",
     "infer_dataset",
     "judge_prompt",
@@ -98,9 +111,12 @@ __all__ = [
     "normalize_answer",
     "parse_verdict",
     "plot_tool_use",
+    "qa_sources",
     "random_subset",
     "read_id_list",
     "recorded_status",
+    "register_dataset",
+    "registered_datasets",
     "report_tables",
     "run_evaluation",
     "run_stats",
@@ -112,5 +128,6 @@ __all__ = [
     "substring_match",
     "token_f1",
     "tool_use_table",
+    "unregister_dataset",
     "write_report",
 ]

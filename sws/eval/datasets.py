@@ -1,4 +1,5 @@
-"""QA datasets: one item type for the six benchmarks, whatever form their files come in.
+"""QA datasets: one item type for the registered benchmarks (``sws.eval.registry``), whatever form their
+files come in.
 
 Gold and aliases follow CONTRACT.md §7.1. Item ids come from the file (``id``, ``_id``, ``qid`` or FRAMES's
 index column); files without ids get ``sha1(dataset + "\\0" + question)[:16]``, with ``-2``, ``-3``, ... on
@@ -22,25 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sws.eval._readers import DatasetFormatError, position_name, read_raw, where
+from sws.eval._readers import DatasetFormatError, position_name, where
+from sws.eval.registry import DatasetError, QADataset, get_dataset, infer_dataset
 
 logger = logging.getLogger(__name__)
 
-DATASETS = ("2WikiMultiHopQA", "HotpotQA", "MuSiQue", "FRAMES", "PopQA", "Bamboogle")
 SUBSETS = ("full_test", "random_300")
-_ALIASES = {
-    "2wiki": "2WikiMultiHopQA",
-    "2wikimultihop": "2WikiMultiHopQA",
-    "hotpot": "HotpotQA",
-    "musique": "MuSiQue",
-    "frames": "FRAMES",
-    "popqa": "PopQA",
-    "bamboogle": "Bamboogle",
-} | {name.lower(): name for name in DATASETS}
-
-
-class DatasetError(ValueError):
-    """Unknown dataset or subset, or ids that are not in the dataset."""
 
 
 class EmptyDatasetError(DatasetError):
@@ -64,23 +52,6 @@ class QAItem:
         return [self.answer, *self.aliases]
 
 
-def canonical_dataset(name: str) -> str:
-    """``"2wiki"``, ``"hotpotqa"``, ... -> the canonical name in :data:`DATASETS`."""
-    key = name.strip().lower().replace("-", "").replace("_", "")
-    if key in _ALIASES:
-        return _ALIASES[key]
-    raise DatasetError(f"unknown dataset {name!r} (known: {', '.join(DATASETS)})")
-
-
-def infer_dataset(path: str | Path) -> str:
-    """The dataset a file belongs to, from its name (``hotpotqa_dev.searchr1.parquet`` -> HotpotQA)."""
-    stem = Path(path).name.lower().replace("-", "").replace("_", "")
-    for key, name in _ALIASES.items():
-        if stem.startswith(key):
-            return name
-    raise DatasetError(f"cannot tell the dataset of {Path(path).name!r}; pass it explicitly")
-
-
 def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
     """All items of a QA file with gold, in file order (items without gold are dropped, with a warning).
 
@@ -91,16 +62,16 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
         EmptyDatasetError: no item with gold.
     """
     path = Path(path)
-    name = canonical_dataset(dataset) if dataset else infer_dataset(path)
+    spec = get_dataset(dataset or infer_dataset(path))
     try:
-        raws = list(read_raw(path))
+        raws = list(spec.read(path))
     except DatasetFormatError as exc:
         raise DatasetError(str(exc)) from exc
     seen: Counter[str] = Counter()
     first: dict[str, int] = {}
     items = []
     for position, raw in raws:
-        item = _build_item(raw, name, seen, where(path, position))
+        item = _build_item(raw, spec, seen, where(path, position))
         if item is None:
             continue
         if item.id in first:
@@ -117,7 +88,7 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
     return items
 
 
-def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str], at: str) -> QAItem | None:
+def _build_item(raw: dict[str, Any], dataset: QADataset, seen: Counter[str], at: str) -> QAItem | None:
     question = raw.get("question") or raw.get("prompt") or ""
     if not isinstance(question, str) or not question.strip():
         raise DatasetError(f"{at}: item without a question")
@@ -126,10 +97,11 @@ def _build_item(raw: dict[str, Any], dataset: str, seen: Counter[str], at: str) 
         return None
     ident = raw.get("id")
     if ident is None:  # "surrogatepass": a lone surrogate is refused below, naming its field
-        base = hashlib.sha1(f"{dataset}\0{question}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        base = hashlib.sha1(f"{dataset.name}\0{question}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
         seen[base] += 1
         ident = base if seen[base] == 1 else f"{base}-{seen[base]}"
-    item = QAItem(ident, question, gold[0], gold[1], _item_type(raw, dataset, ident), dataset)
+    kind = str(raw["type"]) if raw.get("type") else dataset.item_type(raw, ident)
+    item = QAItem(ident, question, gold[0], gold[1], kind, dataset.name)
     for name in ("id", "question", "answer", "aliases", "type"):
         value = getattr(item, name)
         for text in (value,) if isinstance(value, str) else value:
@@ -162,18 +134,6 @@ def gold_and_aliases(
         pool = answer_aliases if isinstance(answer_aliases, (list, tuple)) else []
     aliases = tuple(s for a in pool if a is not None and (s := str(a).strip()))
     return (str(answer) if answer is not None else str(answers[0])), aliases
-
-
-def _item_type(raw: dict[str, Any], dataset: str, ident: str) -> str:
-    if raw.get("type"):
-        return str(raw["type"])
-    if dataset == "MuSiQue":
-        return ident.split("__")[0] if "__" in ident else "unknown"
-    if dataset == "PopQA":
-        return str(raw.get("prop") or "unknown")
-    if dataset == "FRAMES" and raw.get("reasoning_types"):
-        return str(raw["reasoning_types"])
-    return "default"
 
 
 def random_subset(items: Sequence[QAItem], n: int = 300, seed: int = 42) -> list[QAItem]:

@@ -11,13 +11,13 @@ import hashlib
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
 import openai
 
-from sws.agent.llm import LLMEndpoint
+from sws.agent.llm import LLMEndpoint, LLMSettings
 from sws.cache import cache_dir
 from sws.eval.metrics import exact_match
 from sws.io import write_text_atomically
@@ -104,6 +104,34 @@ class JudgeResult:
     source: str
 
 
+def _check_variant(variant: str) -> None:
+    if variant not in ("repository", "paper"):
+        raise ValueError(f"judge variant must be 'repository' or 'paper', got {variant!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSettings:
+    """:class:`LLMJudge`'s arguments, typed and checked when made (an evaluation sends them to its workers)."""
+
+    model: str = JUDGE_MODEL
+    base_url: str = OPENAI_BASE_URL
+    api_key: str | None = None
+    variant: Variant = "repository"
+    cache_dir: str | None = None
+    timeout: float = 60.0
+    max_concurrency: int = 16
+    max_attempts: int = 4
+
+    def __post_init__(self) -> None:
+        _check_variant(self.variant)
+        LLMSettings(
+            self.base_url, self.api_key, self.max_concurrency, self.timeout, self.max_attempts
+        )  # its limits
+
+    def judge(self) -> LLMJudge:
+        return LLMJudge(**asdict(self))
+
+
 class LLMJudge:
     """Scores predictions with an LLM, caching raw outputs on disk.
 
@@ -129,8 +157,7 @@ class LLMJudge:
         max_concurrency: int = 16,
         max_attempts: int = 4,
     ):
-        if variant not in ("repository", "paper"):
-            raise ValueError(f"judge variant must be 'repository' or 'paper', got {variant!r}")
+        _check_variant(variant)
         self.model = model
         self.variant = variant
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()

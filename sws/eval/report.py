@@ -22,12 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from sws.eval.datasets import DATASETS
 from sws.eval.metrics import NO_JUDGE, judge_accuracy
+from sws.eval.registry import dataset_label, registered_datasets
 from sws.eval.results import RUN_FILE, load_table
 from sws.eval.run_meta import RunMeta, read_run_meta
 
-DATASET_LABELS = {"2WikiMultiHopQA": "2Wiki"}
 MODEL_ORDER = (
     "Ministral-3-8B-Instruct-2512-BF16",
     "Qwen3.5-4B",
@@ -152,9 +151,9 @@ class Table:
 def score_table(stats: Sequence[RunStats], subset: str) -> Table:
     """Tables 3/4: per model, ``n | F1 | Judge`` for each dataset (scores x100, 2 decimals; ``-`` if no run)."""
     cells = {(s.model, s.dataset): s for s in stats if s.subset == subset}
-    datasets = [d for d in DATASETS if any(ds == d for _, ds in cells)]
+    datasets = [d for d in registered_datasets() if any(ds == d for _, ds in cells)]
     models = sorted({m for m, _ in cells}, key=_model_key)
-    columns = ["Model"] + [f"{DATASET_LABELS.get(d, d)} {c}" for d in datasets for c in ("n", "F1", "Judge")]
+    columns = ["Model"] + [f"{dataset_label(d)} {c}" for d in datasets for c in ("n", "F1", "Judge")]
     rows = []
     for model in models:
         row = [MODEL_LABELS.get(model, model)]
@@ -175,7 +174,7 @@ def tool_use_table(stats: Sequence[RunStats], model: str, subset: str = "full_te
     columns = ["Dataset", "n", "Rounds", "Search", "Open", "Submit (%)", "Total tokens", "Runtime (s)"]
     rows = [
         [
-            DATASET_LABELS.get(d, d),
+            dataset_label(d),
             f"{s.n:,}",
             f"{s.rounds:.2f}",
             f"{s.search_calls:.2f}",
@@ -184,7 +183,7 @@ def tool_use_table(stats: Sequence[RunStats], model: str, subset: str = "full_te
             f"{s.total_tokens:,.0f}",
             f"{s.runtime_s:.2f}",
         ]
-        for d in DATASETS
+        for d in registered_datasets()
         if (s := cells.get(d))
     ]
     title = f"{subset}: tool-use statistics for {MODEL_LABELS.get(model, model)}"
@@ -194,7 +193,7 @@ def tool_use_table(stats: Sequence[RunStats], model: str, subset: str = "full_te
 def _failure_notes(stats: Iterable[RunStats]) -> list[str]:
     notes = []
     for s in stats:
-        run = f"{DATASET_LABELS.get(s.dataset, s.dataset)} / {s.model}"
+        run = f"{dataset_label(s.dataset)} / {s.model}"
         if s.errored or s.missing:
             notes.append(f"{run}: {s.errored} errored, {s.missing} missing of {s.n:,} (counted as 0)")
         if s.context_exhausted:
@@ -244,7 +243,7 @@ def plot_tool_use(stats: Sequence[RunStats], path: str | Path, subset: str = "fu
     except ImportError as exc:
         raise ImportError("plots need matplotlib: pip install matplotlib==3.11.2") from exc
     chosen = [s for s in stats if s.subset == subset]
-    datasets = [d for d in DATASETS if any(s.dataset == d for s in chosen)]
+    datasets = [d for d in registered_datasets() if any(s.dataset == d for s in chosen)]
     models = sorted({s.model for s in chosen}, key=_model_key)
     cells = {(s.model, s.dataset): s for s in chosen}
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), constrained_layout=True)
@@ -255,7 +254,7 @@ def plot_tool_use(stats: Sequence[RunStats], path: str | Path, subset: str = "fu
             ys = [getattr(cells[(model, d)], key) if (model, d) in cells else 0.0 for d in datasets]
             ax.bar(xs, ys, width, label=MODEL_LABELS.get(model, model))
         ax.set_title(label)
-        ax.set_xticks(range(len(datasets)), [DATASET_LABELS.get(d, d) for d in datasets], rotation=20)
+        ax.set_xticks(range(len(datasets)), [dataset_label(d) for d in datasets], rotation=20)
     axes.flat[0].legend(fontsize=8)
     fig.suptitle(f"Tool use per question ({subset})")
     path = Path(path)

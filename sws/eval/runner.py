@@ -19,15 +19,16 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sws.agent import AgentConfig, LLMEndpoint, SearchAgent, ToolBox
+from sws.agent import AgentConfig, LLMSettings, SearchAgent, ToolBox
+from sws.env import DEFAULT_OPTIONS, import_tool_modules, schemas_of
 from sws.eval.datasets import QAItem
 from sws.eval.interrupt import EvalInterrupted, StopFlag, stop_signals
-from sws.eval.judge import LLMJudge
+from sws.eval.judge import JudgeSettings
 from sws.eval.lock import run_lock
 from sws.eval.metrics import NO_JUDGE, judge_accuracy
 from sws.eval.records import EpisodeRecord
@@ -40,6 +41,7 @@ from sws.eval.results import (
     recorded_status,
 )
 from sws.eval.scoring import score_prediction
+from sws.eval.spec import EvalSpec
 
 logger = logging.getLogger(__name__)
 
@@ -51,11 +53,14 @@ class EpisodeWorker:
         out_dir: the results directory.
         prefix: part-file prefix, unique per worker and invocation (a restarted worker adds a new suffix).
         config: model and sampling settings.
-        llm: :class:`sws.agent.LLMEndpoint` keyword arguments (``base_url``, ``max_concurrency``, ...).
+        llm: this worker's endpoint (its share of the concurrency).
         tools_factory: builds the tools object inside the worker (it must pickle, e.g. a class or partial).
         fingerprint: the environment fingerprint stored in every record.
-        judge: :class:`sws.eval.LLMJudge` keyword arguments, or None for no judge.
+        judge: the judge's settings, or None for no judge.
         rows_per_part: records per part file.
+        tool_modules: imported first: their tools register (``EvalSpec.tool_modules``).
+        offered_tools: the tools offered to the model, described under the client's options; empty: the
+            client's own.
     """
 
     def __init__(
@@ -63,16 +68,23 @@ class EpisodeWorker:
         out_dir: str,
         prefix: str,
         config: AgentConfig,
-        llm: dict[str, Any],
+        llm: LLMSettings,
         tools_factory: Callable[[], ToolBox],
         fingerprint: str,
-        judge: dict[str, Any] | None = None,
+        judge: JudgeSettings | None = None,
         rows_per_part: int = 64,
+        tool_modules: tuple[str, ...] = (),
+        offered_tools: tuple[str, ...] = (),
     ):
+        import_tool_modules(tool_modules)
         self.config = config
         self.fingerprint = fingerprint
-        self.agent = SearchAgent(LLMEndpoint(**llm), tools_factory(), config)
-        self.judge = LLMJudge(**judge) if judge is not None else None
+        tools = tools_factory()
+        schemas = (
+            schemas_of(offered_tools, getattr(tools, "options", DEFAULT_OPTIONS)) if offered_tools else None
+        )
+        self.agent = SearchAgent(llm.endpoint(), tools, config, schemas)
+        self.judge = judge.judge() if judge is not None else None
         self.writer = PartWriter(out_dir, f"{prefix}-{uuid.uuid4().hex[:6]}", rows_per_part)
 
     async def run(self, index: int, item: QAItem) -> dict[str, Any]:
@@ -112,99 +124,68 @@ class EvalSummary:
     moved_aside: tuple[str, ...] = ()
 
 
-def run_evaluation(
-    items: Sequence[QAItem],
-    out_dir: str | Path,
-    *,
-    config: AgentConfig,
-    llm: dict[str, Any],
-    tools_factory: Callable[[], ToolBox],
-    fingerprint: str,
-    query_embedding: dict[str, Any] | None = None,
-    judge: dict[str, Any] | None = None,
-    dataset: str = "",
-    subset: str = "full_test",
-    data_sha256: str | None = None,
-    sampling_seed: int | None = None,
-    extend: bool = False,
-    workers: int = 2,
-    episodes_per_worker: int = 64,
-    worker_num_cpus: float = 0.5,
-    rows_per_part: int = 64,
-    max_passes: int = 3,
-    progress: bool = True,
-    repair: bool = False,
-) -> EvalSummary:
-    """Run every not-yet-recorded item of ``items`` (index = position, which seeds the episode).
+def run_evaluation(spec: EvalSpec) -> EvalSummary:
+    """Run every not-yet-recorded item of ``spec.items`` (index = position, which seeds the episode).
 
-    ``llm["max_concurrency"]`` is the limit for the endpoint as a whole, split evenly across workers.
-    Ray must be initialised (``sws.raykit.init_ray``). ``out_dir`` is locked for the call (``sws.eval.lock``).
-
-    ``data_sha256`` (of the dataset file), ``subset`` and ``sampling_seed`` identify the inputs; ``extend``
-    lets a resume add items after those the run already selected (``sws.eval.run_meta``). ``query_embedding``
-    (how the environment embeds queries, ``sws.stages.environment``) is recorded in ``run.json`` as it was at
-    the run's start.
-
-    ``repair`` first moves unreadable part files to ``out_dir/damaged/`` (their ids are then run again).
+    Ray must be initialised (``sws.raykit.init_ray``). ``spec.out_dir`` is locked for the call
+    (``sws.eval.lock``); a directory of another run is refused (``spec.identity``, ``sws.eval.run_meta``).
 
     Raises:
         RunLockedError: another process is running in ``out_dir``.
         RunMismatchError: ``out_dir`` holds another run.
         DamagedRunError: its ``run.json`` cannot be read.
-        DamagedPartError: a part file cannot be read and ``repair`` is off.
+        DamagedPartError: a part file cannot be read and ``spec.repair`` is off.
         EvalInterrupted: SIGINT or SIGTERM arrived; what had finished is recorded.
     """
     from tqdm import tqdm
 
     start = time.perf_counter()
-    out_dir = Path(out_dir)
+    items, out_dir, workers = spec.items, spec.out_dir, spec.workers
     ids = [item.id for item in items]
     with run_lock(out_dir), stop_signals() as stop:
-        prepare_run(
-            out_dir,
-            {
-                "dataset": dataset,
-                "data_sha256": data_sha256,
-                "subset": subset,
-                "sampling_seed": sampling_seed,
-                "model": config.model,
-                "agent_config": config.to_dict(),
-                "fingerprint": fingerprint,
-                "query_embedding": query_embedding,
-                "llm_base_url": llm.get("base_url"),
-                "judge": {k: judge.get(k) for k in ("model", "variant")} if judge else None,
-            },
-            ids,
-            extend,
-        )
-        moved = move_damaged_parts(out_dir) if repair else []
+        prepare_run(out_dir, spec.identity, ids, spec.extend)
+        moved = move_damaged_parts(out_dir) if spec.repair else []
         for path in moved:
             logger.warning("moved the damaged part %s aside; its episodes run again", path)
         status = recorded_status(out_dir)
         todo = [(i, item) for i, item in enumerate(items) if status.get(item.id) in (None, "error")]
         run_id = new_run_id()
-        per_worker_llm = {**llm, "max_concurrency": max(1, -(-llm.get("max_concurrency", 64) // workers))}
+        per_worker_llm = replace(spec.llm, max_concurrency=max(1, -(-spec.llm.max_concurrency // workers)))
         pool = _WorkerPool(
             workers,
             f"sws-eval-{run_id}",
             {
-                "num_cpus": worker_num_cpus,
-                "max_concurrency": episodes_per_worker + 2,
+                "num_cpus": spec.worker_num_cpus,
+                "max_concurrency": spec.episodes_per_worker + 2,
                 "max_restarts": 0,
                 "scheduling_strategy": "SPREAD",  # over the nodes: a lost node takes few episodes with it
             },
-            (str(out_dir), run_id, config, per_worker_llm, tools_factory, fingerprint, judge, rows_per_part),
+            (
+                str(out_dir),
+                run_id,
+                spec.agent,
+                per_worker_llm,
+                spec.tools,
+                spec.fingerprint,
+                spec.judge,
+                spec.rows_per_part,
+                spec.tool_modules,
+                spec.offered_tools,
+            ),
         )
         bar = tqdm(
-            total=len(items), initial=len(items) - len(todo), disable=not progress, desc=dataset or "eval"
+            total=len(items),
+            initial=len(items) - len(todo),
+            disable=not spec.progress,
+            desc=spec.dataset or "eval",
         )
         scores = _Running(out_dir)
         pending = todo
         try:
-            for _ in range(max_passes):
+            for _ in range(spec.max_passes):
                 if not pending or stop.signum:
                     break
-                _one_pass(pending, pool, episodes_per_worker, bar, scores, stop)
+                _one_pass(pending, pool, spec.episodes_per_worker, bar, scores, stop)
                 pool.flush()  # after a stop signal too: the finished episodes' buffered records
                 written = recorded_status(out_dir, run_id)
                 pending = [(i, item) for i, item in pending if item.id not in written]

@@ -15,7 +15,7 @@ from sws.fetch.files import RemoteFile, fetch_files, with_sizes
 from sws.fetch.http import PART_SUFFIX, Download, HttpFetcher, is_transient
 from sws.fetch.manifest import FETCH_MANIFEST, expected_digests, read_fetch_manifest, update_fetch_manifest
 from sws.fetch.models import MODELS, PackagedModel, fetch_model, model_dir, packaged_model
-from sws.fetch.qa import QA_SOURCES, QASource, fetch_datasets, plan_datasets, qa_sources
+from sws.fetch.qa import QASource, fetch_datasets, plan_datasets
 from sws.fetch.wikimedia import WIKIMEDIA_DUMPS, DumpPlan, latest_date, parse_dump_name, plan_dump
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "FETCH_MANIFEST",
     "MODELS",
     "PART_SUFFIX",
-    "QA_SOURCES",
     "WIKIMEDIA_DUMPS",
     "ChecksumError",
     "Download",
@@ -48,7 +47,6 @@ __all__ = [
     "parse_sums",
     "plan_datasets",
     "plan_dump",
-    "qa_sources",
     "read_fetch_manifest",
     "update_fetch_manifest",
     "with_sizes",

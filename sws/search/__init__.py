@@ -1,7 +1,7 @@
 """Searchers of one shape (keywords, vector, rrf, titles) and the engine over them: page and chunk lookup."""
 
 from sws.search.dense import DenseSearcher
-from sws.search.engine import METHODS, SearchEngine
+from sws.search.engine import SearchEngine
 from sws.search.fusion import RRF_K, Fused, rrf_fuse
 from sws.search.hybrid import HybridSearcher
 from sws.search.keyword import KeywordSearcher, TitleSearcher, best_chunk_per_page
@@ -9,7 +9,6 @@ from sws.search.searcher import FETCH, EmbeddingSearcher, Searcher
 
 __all__ = [
     "FETCH",
-    "METHODS",
     "RRF_K",
     "DenseSearcher",
     "EmbeddingSearcher",

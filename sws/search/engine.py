@@ -11,14 +11,13 @@ from sws.search.dense import DenseSearcher
 from sws.search.hybrid import HybridSearcher
 from sws.search.keyword import KeywordSearcher, TitleSearcher
 from sws.search.searcher import EmbeddingSearcher, Searcher
-from sws.types import Chunk, Hit
+from sws.types import SEARCH_METHODS, Chunk, Hit
 
 if TYPE_CHECKING:  # imported lazily: sws.index loads Tantivy, which the tool layer's clients do not need
     import numpy as np
 
     from sws.index import WikiIndex
 
-METHODS = ("rrf", "keywords", "vector")
 MAX_REDIRECT_HOPS = 3
 RANDOM_PAGE_DRAWS = 200  # the reference's retry budget for a random page (CONTRACT §2.6)
 
@@ -69,7 +68,9 @@ class SearchEngine:
         try:
             return self.searchers[method]
         except KeyError:
-            raise ValueError(f"unknown search method {method!r} (known: {', '.join(METHODS)})") from None
+            raise ValueError(
+                f"unknown search method {method!r} (known: {', '.join(SEARCH_METHODS)})"
+            ) from None
 
     def search(self, query: str, top_k: int, method: str, vector: np.ndarray | None = None) -> list[Hit]:
         """Top ``top_k`` hits by ``method``; odd query text never raises (an embedder failure does).

@@ -15,10 +15,12 @@ The entry points (``sws eval``, ``sws serve``) turn a ``ToolClientConfig`` into 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
 
+from sws.env import ToolOptions
 from sws.retry import RetryPolicy
 from sws.transport.handle import HandleTools
 from sws.transport.http import HttpTools
@@ -52,7 +54,7 @@ def make_tool_client(
     token: str | None = None,
     policy: RetryPolicy | None = None,
     max_connections: int = 256,
-    tool_options: dict[str, Any] | None = None,
+    tool_options: ToolOptions | None = None,
     embedding_endpoint: str | None = None,
 ) -> InProcessTools | HandleTools | HttpTools:
     """The client ``transport`` names.
@@ -62,7 +64,7 @@ def make_tool_client(
             cluster) or ``http`` (the service at ``url``, bearer ``token`` if any).
         policy: per-attempt timeout and retries of the remote transports.
         max_connections: http: connection-pool size per process.
-        tool_options: inprocess: ``WikiTools`` keyword arguments (a service applies its own).
+        tool_options: inprocess: the tools' options (a service applies its own).
         embedding_endpoint: inprocess: embed queries at this ``/v1/embeddings`` server (``InProcessTools.open``).
 
     Raises:
@@ -73,7 +75,8 @@ def make_tool_client(
         return HttpTools(url, token=token, policy=policy, max_connections=max_connections)
     if transport == "handle":
         return HandleTools(app_name, policy)
-    return InProcessTools.open(index, embedding_endpoint=embedding_endpoint, **(tool_options or {}))
+    options = dataclasses.asdict(tool_options) if tool_options else {}
+    return InProcessTools.open(index, embedding_endpoint=embedding_endpoint, **options)
 
 
 def tool_client_factory(transport: str = "inprocess", **options: Any) -> Callable[[], Any]:

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from sws.env import BackendFailure, FatalToolError, WikiTools, call_tool
+from sws.env import BackendFailure, FatalToolError, ToolOptions, WikiTools, call_tool
 
 
 class InProcessTools:
@@ -49,6 +49,11 @@ class InProcessTools:
     @property
     def schemas(self) -> list[dict[str, Any]]:
         return self.tools.schemas
+
+    @property
+    def options(self) -> ToolOptions:
+        """The options its tools parse, run and describe themselves under."""
+        return self.tools.options
 
     def call_tool(self, name: str, arguments_json: str) -> str:
         try:

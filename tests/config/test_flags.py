@@ -1,8 +1,9 @@
 """The command-line flags, declared once (``sws.config.flags``): every key they set is a config key, a flag
-wins over the profile and the overrides, and a command and its ``ray_jobs/`` entrypoint read the same table."""
+wins over the profile and the overrides, and a ``ray_jobs/`` entrypoint runs its command, options and all."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -20,12 +21,8 @@ COMMANDS = {
     ("build", "embed"): flags.EMBED,
     ("build", "index"): flags.BUILD_INDEX,
 }
-JOBS = {
-    "evaluate": flags.EVAL,
-    "build_corpus": flags.BUILD_CORPUS,
-    "embed": flags.EMBED,
-    "build_index": flags.BUILD_INDEX,
-}
+JOBS = {"evaluate": ("eval",), "build_corpus": ("build", "corpus"), "embed": ("build", "embed")}
+JOBS["build_index"] = ("build", "index")
 
 
 @pytest.mark.parametrize("table", COMMANDS.values(), ids=[" ".join(c) for c in COMMANDS])
@@ -81,21 +78,29 @@ def test_flag_values_are_literal():
         assert load_config("local", [], {"eval.model": model}).eval.model == model
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-def test_each_command_has_its_tables_options(command):
+def command_of(names: tuple[str, ...]):
     from sws.cli import cli
 
     group = cli
-    for name in command:
+    for name in names:
         group = group.commands[name]
-    options = [p.opts[0] for p in group.params if p.opts[0].startswith("--")]
+    return group
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_each_command_has_its_tables_options(command):
+    options = [p.opts[0] for p in command_of(command).params if p.opts[0].startswith("--")]
     assert options == [f.name for f in COMMANDS[command]] + ["--config"]
 
 
 @pytest.mark.parametrize("job", JOBS)
-def test_each_job_has_its_tables_options(job):
+def test_each_job_is_its_command(job):
+    """The same option objects, so each flag, check and message exists once."""
+    command = command_of(JOBS[job])
+    assert importlib.import_module(f"ray_jobs.{job}").command is command
     done = subprocess.run(
-        [sys.executable, f"ray_jobs/{job}.py", "--help"], cwd=REPO, capture_output=True, text=True, check=True
+        [sys.executable, f"ray_jobs/{job}.py", "-h"], cwd=REPO, capture_output=True, text=True, check=True
     )
-    for flag in JOBS[job]:
+    assert done.stdout.startswith(f"Usage: {job}.py [OPTIONS] [KEY=VALUE]...")
+    for flag in COMMANDS[JOBS[job]]:
         assert (flag.name in done.stdout) is not flag.hidden, flag.name

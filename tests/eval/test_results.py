@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sws.agent import AgentConfig, Episode
+from sws.agent import AgentConfig, Episode, LLMSettings
 from sws.agent.scripted_server import ScriptedLLMServer
 from sws.env import tool_schemas
 from sws.eval import QAItem
@@ -166,7 +166,7 @@ def test_worker_runs_scores_and_writes(tmp_path):
 
     async def go(url):
         worker = EpisodeWorker(
-            str(tmp_path), "run-w000", CONFIG, {"base_url": url}, Tools, "fp", judge=None, rows_per_part=3
+            str(tmp_path), "run-w000", CONFIG, LLMSettings(url), Tools, "fp", judge=None, rows_per_part=3
         )
         summaries = await asyncio.gather(*(worker.run(i, item) for i, item in enumerate(items)))
         worker.flush()

@@ -6,9 +6,9 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from sws.agent import STOP_CONTEXT_EXHAUSTED, AgentConfig
+from sws.agent import STOP_CONTEXT_EXHAUSTED, AgentConfig, LLMSettings
 from sws.agent.scripted_server import Faults, ScriptedLLMServer
-from sws.eval import QAItem
+from sws.eval import EvalSpec, QAItem
 from sws.eval.results import part_files, recorded_status
 from sws.eval.run_meta import RunMismatchError
 from sws.eval.runner import run_evaluation
@@ -40,14 +40,14 @@ def long_tools_factory():
 def evaluate(
     url, out, items=ITEMS, fingerprint="env-1", model="search_then_submit", tools=tools_factory, **kwargs
 ):
-    llm = {"base_url": url, "max_concurrency": 32, "timeout": 0.5, "max_attempts": 3, "backoff_s": 0.02}
-    return run_evaluation(
+    llm = LLMSettings(url, max_concurrency=32, timeout=0.5, max_attempts=3, backoff_s=0.02)
+    spec = EvalSpec(
         items,
         out,
-        config=AgentConfig(model=model),
-        llm=llm,
-        tools_factory=tools,
-        fingerprint=fingerprint,
+        AgentConfig(model=model),
+        llm,
+        tools,
+        fingerprint,
         dataset="Bamboogle",
         workers=2,
         episodes_per_worker=16,
@@ -55,6 +55,7 @@ def evaluate(
         progress=False,
         **kwargs,
     )
+    return run_evaluation(spec)
 
 
 def raw_ids(out):

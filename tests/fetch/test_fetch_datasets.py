@@ -6,8 +6,8 @@ import json
 from click.testing import CliRunner
 
 from sws.cli import cli
-from sws.eval import load_dataset, select
-from sws.fetch import QA_SOURCES, read_fetch_manifest
+from sws.eval import load_dataset, qa_sources, select
+from sws.fetch import read_fetch_manifest
 
 FAST = ["--no-progress", "--backoff", "0"]
 FIVE = ["2wiki", "musique", "frames", "popqa", "bamboogle"]
@@ -34,7 +34,7 @@ def test_datasets_are_fetched_loadable_and_their_random_300_reproducible(server,
         "the loader reads 400 items; the published dev has 12576" in result.stderr
     )  # a sample, not the split
     manifest = read_fetch_manifest(tmp_path / "fetch-manifest.json")
-    for source in QA_SOURCES:
+    for source in qa_sources():
         if source.dataset not in got:
             assert source.filename not in manifest["files"]
             continue

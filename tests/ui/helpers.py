@@ -108,6 +108,7 @@ def run_in_process(
     out: Path, items, tools, config, server_url, *, dataset: str, max_attempts: int = 3
 ) -> Path:
     """One results directory: ``prepare_run`` + ``EpisodeWorker`` (as the Ray runner does), items in order."""
+    from sws.agent import LLMSettings
     from sws.eval.results import prepare_run
     from sws.eval.runner import EpisodeWorker
 
@@ -125,7 +126,7 @@ def run_in_process(
             "judge": None,
         },
     )
-    llm = {"base_url": server_url, "timeout": 30, "max_attempts": max_attempts, "backoff_s": 0.01}
+    llm = LLMSettings(server_url, timeout=30, max_attempts=max_attempts, backoff_s=0.01)
 
     async def go():
         worker = EpisodeWorker(str(out), "ui-w0", config, llm, lambda: tools, fingerprint, rows_per_part=4)
