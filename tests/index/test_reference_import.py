@@ -297,3 +297,25 @@ def test_a_failed_import_in_place_leaves_the_source_as_it_was(source, spec, monk
         import_reference(source, source, embedder=spec)
     assert sorted(p.relative_to(source) for p in source.rglob("*")) == imported
     assert WikiIndex.open(source).dense.ntotal == 17  # the earlier import still opens
+
+
+def test_equal_scores_keep_faiss_order_as_the_reference_does(tmp_path):
+    """Chunks whose first 256 word pieces are the same get one MiniLM vector: the reference lists them as FAISS
+    returns them, and so does sws over its files (its own shards rank them by row)."""
+    import faiss
+
+    from sws.index.reference.dense import ReferenceFaissSearcher
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    vectors[::10] = vectors[0]  # 30 rows with one vector
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = faiss.IndexHNSWFlat(16, 8, faiss.METRIC_INNER_PRODUCT)
+    index.add(vectors)
+    faiss.write_index(index, str(tmp_path / INDEX_FILE))
+    write_keys(tmp_path / KEYS_FILE, keys_of([f"{page}_0" for page in range(1, 301)], "ids.pkl"))
+    searcher = ReferenceFaissSearcher(tmp_path / INDEX_FILE, ChunkKeys(tmp_path / KEYS_FILE))
+    _, faiss_rows = index.search(vectors[:1], 20)
+    rows = [row for row, _ in searcher.search(vectors[0], 20)]
+    assert rows == faiss_rows[0].tolist() and set(rows) <= set(range(0, 300, 10))
+    assert rows != sorted(rows)  # FAISS's order is not the rows' (else this test could not fail)

@@ -75,6 +75,8 @@ class FaissSearcher:
         ef_search: query-time candidate list size (None: the value saved in each shard).
     """
 
+    ties_in_faiss_order = False  # equal scores: by row (shards searched together), or as FAISS returned them
+
     def __init__(self, path: str | Path, shards: list[dict[str, Any]], ef_search: int | None = None):
         path = Path(path)
         self.path, self.ef_search = path, ef_search
@@ -103,7 +105,8 @@ class FaissSearcher:
         return sum(index.ntotal for _, index in self._shards)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` ``(row, score)`` for one normalised query vector, nearest first (``metric``), then by row."""
+        """Top ``k`` ``(row, score)`` for one normalised query vector, nearest first (``metric``), then by row
+        (:attr:`ties_in_faiss_order`: as FAISS returned them)."""
         return self.search_many(np.reshape(query, (1, -1)), k)[0]
 
     def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
@@ -122,6 +125,8 @@ class FaissSearcher:
             for hits, row_ids, row_scores in zip(found, rows, scores):
                 hits.extend((start + int(r), float(s)) for r, s in zip(row_ids, row_scores) if r >= 0)
         sign = 1.0 if self.metric == "l2" else -1.0
+        if self.ties_in_faiss_order:  # a stable sort keeps FAISS's own order among equal scores
+            return [sorted(hits, key=lambda rs: sign * rs[1])[:k] for hits in found]
         return [sorted(hits, key=lambda rs: (sign * rs[1], rs[0]))[:k] for hits in found]
 
     def chunk_ids(self, rows: list[int]) -> list[str]:

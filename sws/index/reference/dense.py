@@ -48,13 +48,16 @@ def hnsw_params(index: Any, path: Path) -> dict[str, Any]:
 
 class ReferenceFaissSearcher(FaissSearcher):
     """``FaissSearcher`` over the reference's single ``index.faiss`` (memory-mapped as sws's shards are); an L2
-    index ranks by ascending distance, and its scores are those distances.
+    index ranks by ascending distance, and its scores are those distances. Equal scores keep FAISS's order, as
+    the reference does (chunks whose first 256 word pieces are the same get the same MiniLM vector).
 
     Args:
         path: the ``index.faiss`` file.
         keys: its rows' chunk ids.
         ef_search: query-time candidate list size (None: the value saved in the file, as the reference uses).
     """
+
+    ties_in_faiss_order = True
 
     def __init__(self, path: str | Path, keys: ChunkKeys, ef_search: int | None = None):
         path = Path(path)
