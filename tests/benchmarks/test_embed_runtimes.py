@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-from tests.benchmarks.conftest import BENCHMARKS, bench_module
+from tests.benchmarks.conftest import bench_module, skips_without_harness
 
 
 def test_recall_is_one_against_itself_and_timings_cover_whole_batches(leads_root, embedder, monkeypatch):
@@ -21,19 +17,7 @@ def test_recall_is_one_against_itself_and_timings_cover_whole_batches(leads_root
 
 
 def test_the_side_by_side_says_what_is_missing_and_reads_both_sides_alike(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "serve_vs_reference.py"), "--peer", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    (line,) = done.stdout.splitlines()
-    record = json.loads(line)
-    assert done.returncode == 0 and (record["measurement"], record["reason"]) == (
-        "skipped",
-        f"no side-by-side harness at {tmp_path}",
-    )
+    assert skips_without_harness("serve_vs_reference", tmp_path)
     result = {"qps": 12.345, "failed": 3, "latency_ms_ok": {"n": 2, "p99": 10.6}, "started": 250}
     side = bench_module("serve_vs_reference").side
     assert side(result) == {"qps": 12.3, "p99_ms": 11, "failed": 3, "asked": 250}
