@@ -25,21 +25,13 @@ from typing import Any
 
 import numpy as np
 from embed_qwen3_gpu import random_qwen3
-from serve_common import DATA, WORK, agent_queries
+from serve_common import DATA, QA_FILES, WORK, agent_queries
 
 from sws.index.embedders.base import QWEN3_QUERY_TASK
 
 VARIANTS = ("torch", "torch-bf16", "torch-int8")
 EOS, EOS_ID = "<|endoftext|>", 151_643
 QUERY_PROMPT = f"Instruct: {QWEN3_QUERY_TASK}\nQuery: "  # the reference's request text, before the question
-QA_FILES = (
-    "2wikimultihop_test_questions_and_answers.json",
-    "bamboogle_test_questions_and_answers.json",
-    "frames_test_set.csv",
-    "hotpotqa_test_questions_and_answers.json",
-    "musique_test_questions_and_answers.json",
-    "popqa_test_sample1000_seed42.flashrag.jsonl",
-)
 
 
 def sentence_transformers_files(model: Path) -> None:

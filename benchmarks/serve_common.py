@@ -28,6 +28,14 @@ from loadgen import percentile
 
 WORK = REPO / "benchmarks" / "results" / "work"
 DATA = REPO / "tests" / "data"
+QA_FILES = (  # tests/data/qa: one file of each of the six QA sets
+    "2wikimultihop_test_questions_and_answers.json",
+    "bamboogle_test_questions_and_answers.json",
+    "frames_test_set.csv",
+    "hotpotqa_test_questions_and_answers.json",
+    "musique_test_questions_and_answers.json",
+    "popqa_test_sample1000_seed42.flashrag.jsonl",
+)
 QUERY_SETS = ("questions", "keywords", "headings")
 METHODS = ("keywords", "vector", "rrf", "open_url")
 ToolCall = tuple[str, str]  # (tool name, arguments JSON)
@@ -84,16 +92,10 @@ def agent_queries(kind: str, limit: int) -> list[str]:
         raise ValueError(f"unknown query set {kind!r} (known: {', '.join(QUERY_SETS)})")
     from sws.eval.datasets import load_dataset
 
-    files = (
-        "2wikimultihop_test_questions_and_answers.json",
-        "bamboogle_test_questions_and_answers.json",
-        "frames_test_set.csv",
-        "hotpotqa_test_questions_and_answers.json",
-        "musique_test_questions_and_answers.json",
-        "popqa_test_sample1000_seed42.flashrag.jsonl",
-    )
-    per_set = [[item.question.strip() for item in load_dataset(DATA / "qa" / name)] for name in files]
-    mixed = [q for row in zip(*(qs[: -(-limit // len(files))] for qs in per_set), strict=False) for q in row]
+    per_set = [[item.question.strip() for item in load_dataset(DATA / "qa" / name)] for name in QA_FILES]
+    mixed = [
+        q for row in zip(*(qs[: -(-limit // len(QA_FILES))] for qs in per_set), strict=False) for q in row
+    ]
     return mixed[:limit]
 
 
