@@ -52,7 +52,7 @@ from sws.agent.episode import STOP_CONTEXT_EXHAUSTED, STOP_MAX_ROUNDS, STOP_SUBM
 from sws.eval.paper_datasets import PAPER_DATASETS
 from sws.eval.records import EpisodeRecord
 from sws.eval.registry import registered_datasets
-from sws.eval.report import model_key
+from sws.eval.report import RunStats, model_key, stats_from_rows
 from sws.eval.results import RUN_FILE
 from sws.eval.run_meta import RunMeta
 
@@ -124,6 +124,10 @@ class ReferenceRun:
             fingerprint="",
             items=self.files,
         )
+
+    def stats(self) -> RunStats:
+        """sws's statistics of it (its tables' denominators are the files present)."""
+        return stats_from_rows(self.meta(), [_stats_row(r) for r in self.records])
 
     def problem_lines(self) -> list[str]:
         """One line per kind of problem: how many files, the first names, what it means."""
@@ -224,6 +228,21 @@ def read_reference_run(path: Path, dataset: str, model: str, subset: str) -> Ref
         _record(run, entry_path, obj, seen)
     run.problems.sort(key=lambda p: p.path.name)
     return run
+
+
+def _stats_row(record: EpisodeRecord) -> dict[str, Any]:
+    """The columns :func:`~sws.eval.report.stats_from_rows` reads."""
+    scores = record.eval or {}
+    return {
+        "f1": scores.get("f1"),
+        "gpt_judge": scores.get("gpt_judge"),
+        "status": record.status,
+        "rounds": record.rounds,
+        "search_calls": record.search_calls,
+        "open_calls": record.open_calls,
+        "total_tokens": record.usage["total_tokens"],
+        "time_cost": record.time_cost,
+    }
 
 
 def _record_order(pair: tuple[Path, dict[str, Any]]) -> tuple[bool, str]:
