@@ -17,7 +17,9 @@ API:
   :meth:`ReferenceTree.problem_lines` / :meth:`ReferenceRun.problem_lines` are the one-line-per-kind
   summaries callers print.
 - :func:`find_reference_trees` ``(paths)``: the trees at or one level below ``paths``;
-  :func:`is_reference_path` says whether a directory is a tree or a dataset/model folder.
+  :func:`is_reference_path` says whether a directory is a tree or a dataset/model folder;
+  :func:`reference_folders` lists a tree's dataset/model folders (:class:`ReferenceFolder`) without reading
+  them, and :func:`read_reference_run` reads one.
 - :func:`record_from_reference` ``(obj, dataset, index)``: one parsed ``{qid}.json`` object as a record.
 
 Mapping: ``id``, ``type``, ``question``, ``answer`` (``str``; ``""`` when the item had no gold),
@@ -180,27 +182,46 @@ def read_reference(path: str | Path) -> ReferenceTree:
         ValueError: ``path`` is neither (:func:`is_reference_path`).
     """
     path = Path(path)
+    folders = reference_folders(path)
+    models = tuple(sorted({f.model for f in folders}, key=model_key))
+    runs = [read_reference_run(f.path, f.dataset, f.model, f.subset) for f in folders]
+    return ReferenceTree(path, _subset(path if _is_tree(path) else path.parent.parent), runs, models)
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceFolder:
+    """Where one (dataset, model) folder of a reference tree is, not yet read."""
+
+    path: Path
+    dataset: str
+    model: str
+    subset: str
+
+
+def reference_folders(path: str | Path) -> list[ReferenceFolder]:
+    """The dataset/model folders of a tree (datasets in registry order, models in the reference script's
+    order), or the one folder given, without reading them.
+
+    Raises:
+        ValueError: ``path`` is neither a tree nor such a folder (:func:`is_reference_path`).
+    """
+    path = Path(path)
     if not is_reference_path(path):
         raise ValueError(
             f"{path} is not a reference output tree (<root>/<Dataset>/<model>/<qid>.json) nor a "
             f"<Dataset>/<model> folder of one (datasets: {', '.join(registered_datasets())})"
         )
     if not _is_tree(path):
-        subset = _subset(path.parent.parent)
-        run = read_reference_run(path, path.parent.name, path.name, subset)
-        return ReferenceTree(path, subset, [run], (path.name,))
-    subset = _subset(path)
+        return [ReferenceFolder(path, path.parent.name, path.name, _subset(path.parent.parent))]
     datasets = [d for d in registered_datasets() if (path / d).is_dir()]
-    models = tuple(
-        sorted({m.name for d in datasets for m in (path / d).iterdir() if m.is_dir()}, key=model_key)
-    )
-    runs = [
-        read_reference_run(path / d / m, d, m, subset)
+    models = sorted({m.name for d in datasets for m in (path / d).iterdir() if m.is_dir()}, key=model_key)
+    subset = _subset(path)
+    return [
+        ReferenceFolder(path / d / m, d, m, subset)
         for d in datasets
         for m in models
         if (path / d / m).is_dir()
     ]
-    return ReferenceTree(path, subset, runs, models)
 
 
 def read_reference_run(path: Path, dataset: str, model: str, subset: str) -> ReferenceRun:
