@@ -214,13 +214,11 @@ def reference_folders(path: str | Path) -> list[ReferenceFolder]:
     if not _is_tree(path):
         return [ReferenceFolder(path, path.parent.name, path.name, _subset(path.parent.parent))]
     datasets = [d for d in registered_datasets() if (path / d).is_dir()]
-    models = sorted({m.name for d in datasets for m in (path / d).iterdir() if m.is_dir()}, key=model_key)
+    folders = {(d, m.name) for d in datasets for m in _model_dirs(path / d)}
+    models = sorted({m for _, m in folders}, key=model_key)
     subset = _subset(path)
     return [
-        ReferenceFolder(path / d / m, d, m, subset)
-        for d in datasets
-        for m in models
-        if (path / d / m).is_dir()
+        ReferenceFolder(path / d / m, d, m, subset) for d in datasets for m in models if (d, m) in folders
     ]
 
 
@@ -432,7 +430,13 @@ def _is_error(content: Any) -> bool:
 
 
 def _is_tree(path: Path) -> bool:
-    return any((path / d).is_dir() for d in registered_datasets())
+    """A folder of dataset folders of which one holds a model folder that is not an sws run."""
+    return any(_model_dirs(path / d) for d in registered_datasets() if (path / d).is_dir())
+
+
+def _model_dirs(dataset_dir: Path) -> list[Path]:
+    """The model folders of a dataset folder (sws results directories in it are not)."""
+    return [m for m in dataset_dir.iterdir() if m.is_dir() and not (m / RUN_FILE).exists()]
 
 
 def _subset(root: Path) -> str:
