@@ -10,6 +10,7 @@ from sws.eval.datasets import (
     read_id_list,
     select,
     subset_by_ids,
+    subset_label,
 )
 from sws.eval.interrupt import EvalInterrupted
 from sws.eval.judge import (
@@ -34,10 +35,13 @@ from sws.eval.metrics import (
     substring_match,
     token_f1,
 )
+from sws.eval.questions import QuestionSet, read_questions
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.reference_qa import load_reference_subset
 from sws.eval.registry import (
     DatasetError,
     QADataset,
+    ReferenceFiles,
     canonical_dataset,
     get_dataset,
     infer_dataset,
@@ -90,6 +94,8 @@ __all__ = [
     "PartWriter",
     "QADataset",
     "QAItem",
+    "QuestionSet",
+    "ReferenceFiles",
     "RunLockedError",
     "RunMeta",
     "RunMismatchError",
@@ -106,6 +112,7 @@ __all__ = [
     "judge_prompt",
     "load_dataset",
     "load_records",
+    "load_reference_subset",
     "load_table",
     "move_damaged_parts",
     "normalize_answer",
@@ -114,6 +121,7 @@ __all__ = [
     "qa_sources",
     "random_subset",
     "read_id_list",
+    "read_questions",
     "recorded_status",
     "register_dataset",
     "registered_datasets",
@@ -125,6 +133,7 @@ __all__ = [
     "score_table",
     "select",
     "subset_by_ids",
+    "subset_label",
     "substring_match",
     "token_f1",
     "tool_use_table",
