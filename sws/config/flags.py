@@ -185,7 +185,12 @@ EVAL = (
         ("eval.llm_base_url",),
     ),
     Flag("--model", "Model name at that endpoint.", ("eval.model",)),
-    Flag("--out", "Results directory (default: <eval.out>/<dataset>-<subset>-<model>).", type=OUT_DIR),
+    Flag(
+        "--out",
+        "Results directory (default: <eval.out>/<dataset>-<subset label>-<model>, e.g. "
+        "HotpotQA-random_300-sws-resample-seed-42-MODEL for sws's resample).",
+        type=OUT_DIR,
+    ),
     Flag("--index", "Index for in-process tools (default: index.out).", ("tools.index",)),
     Flag(
         "--tools-url",

@@ -223,9 +223,8 @@ def select(items: Sequence[QAItem], subset: str = "full_test", *, seed: int = 42
     raise DatasetError(f"unknown subset {subset!r} (full_test, random_300, or an id-list file)")
 
 
-DataSource = Literal[
-    "file", "reference"
-]  # "reference": the reference's QA archive, read as its runner reads it
+# where a run's questions come from: a QA file, or the reference's QA archive read as its runner reads it
+DataSource = Literal["file", "reference"]
 
 
 def subset_label(subset: str, sampling_seed: int | None = None, source: DataSource = "file") -> str:

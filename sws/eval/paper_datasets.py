@@ -98,9 +98,8 @@ PAPER_DATASETS = (
             824,
             licence="Apache-2.0",
         ),
-        reference=ReferenceFiles(
-            "FRAMES", "frames.jsonl"
-        ),  # typed "default": the reference reads no reasoning_types
+        # its rows typed "default" there: the reference's runner reads no reasoning_types
+        reference=ReferenceFiles("FRAMES", "frames.jsonl"),
     ),
     QADataset(
         "PopQA",

@@ -3,9 +3,10 @@
 The identity (:data:`IDENTITY_KEYS`: the dataset, its file's sha256 and source, subset and sampling seed, model,
 agent config, environment fingerprint) is fixed when the directory is created; a resume with another is
 refused naming what differs, and first what the two runs' questions are when they differ (the paper's
-``random_300`` never resumes into sws's resample, :func:`sws.eval.questions.subset_label`). ``run.json`` also
-records the file's path and the subset's label. The selection (``items`` ids, ``ids_sha256`` of them in order) grows only on purpose
-(``extend``, recorded under ``extended``), by items after those already selected.
+``random_300`` never resumes into sws's resample, :func:`sws.eval.datasets.subset_label`). ``run.json`` also
+records the file's path and the subset's label (``subset_label``). The selection (``items`` ids, ``ids_sha256``
+of them in order) grows only on purpose (``extend``, recorded under ``extended``), by items after those already
+selected.
 
 A ``run.json`` that is not JSON or does not match :class:`RunMeta` (``"items": "abc"``) raises
 :class:`DamagedRunError` naming the first wrong field, so reports and the UI show the run as damaged.
