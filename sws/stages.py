@@ -25,6 +25,8 @@ from sws.config import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sws.eval.judge import JudgeSettings
 
 
@@ -241,7 +243,8 @@ def evaluate(
     cfg: SwsConfig,
     *,
     dataset: str,
-    data_path: str,
+    data_path: str | None = None,
+    qa_root: str | None = None,
     out: str | None = None,
     limit: int | None = None,
     repair: bool = False,
@@ -250,11 +253,15 @@ def evaluate(
 ) -> dict:
     """Load and select the items, reach the tools and the LLM as configured, run the episodes; a summary.
 
+    The items are the QA file ``data_path``'s, or the reference's QA archive's (``qa_root``, its
+    ``data/dataset`` folder: the paper's ``full_test`` and ``random_300`` files, ``sws.eval.reference_qa``);
+    exactly one is given. The summary says which (``subset``: the subset's label, ``data_path``).
+
     The rest comes from the config (``eval.*``, ``tools.*``, ``index.*``: the flags of ``sws eval`` set its
     keys, ``sws.config.flags.EVAL``): the tools in process over ``tools.index`` (None: ``index.out``), or the
     retrieval service at ``tools.url``. In process, ``index.verify_on_open`` checks the index files'
     checksums here, once, before the workers open the index (sizes only). ``out`` defaults to
-    ``<eval.out>/<dataset>-<subset>-<model>``; ``extend`` lets a resume add items to the run;
+    ``<eval.out>/<dataset>-<subset label>-<model>``; ``extend`` lets a resume add items to the run;
     ``unverified_tools`` runs against a service that tells no environment fingerprint
     (:func:`environment`).
 
@@ -263,8 +270,9 @@ def evaluate(
         EvalInterrupted: SIGINT or SIGTERM stopped the run (what had finished is recorded).
     """
     from sws.agent import HEURISTIC_MODEL, LLMSettings
-    from sws.eval.datasets import EmptyDatasetError, file_sha256, load_dataset, select
+    from sws.eval.datasets import EmptyDatasetError, file_sha256
     from sws.eval.lock import RunLockedError
+    from sws.eval.questions import read_questions, subset_slug
     from sws.eval.registry import DatasetError, canonical_dataset
     from sws.eval.results import DamagedPartError
     from sws.eval.run_meta import DamagedRunError, RunMismatchError
@@ -275,10 +283,16 @@ def evaluate(
 
     e = cfg.eval
     index_dir = cfg.tools.index or cfg.index.out
+    if (data_path is None) == (qa_root is None):
+        raise StageError(
+            "give the questions as --data FILE or --qa-root DIR (the reference's data/dataset), one of them",
+            usage=True,
+        )
     try:
         dataset = canonical_dataset(dataset)
-        items = select(load_dataset(data_path, dataset), e.subset, seed=e.seed)[:limit]
-        data_sha256 = file_sha256(data_path)
+        questions = read_questions(dataset, e.subset, data_path=data_path, qa_root=qa_root, seed=e.seed)
+        items = questions.items[:limit]
+        data_sha256 = file_sha256(questions.path)
     except EmptyDatasetError as exc:  # nothing to run: the --data given is wrong
         raise StageError(str(exc), usage=True) from exc
     except (DatasetError, OSError) as exc:
@@ -290,7 +304,7 @@ def evaluate(
         model = e.model or (HEURISTIC_MODEL if base_url != e.llm_base_url else None)
         if not model:
             raise StageError("--model is required with --llm-base-url", usage=True)
-        out = out or str(Path(e.out) / f"{dataset}-{Path(e.subset).stem}-{model.replace('/', '_')}")
+        out = out or str(Path(e.out) / f"{dataset}-{subset_slug(questions.label)}-{model.replace('/', '_')}")
         try:
             spec = EvalSpec(
                 items,
@@ -304,7 +318,9 @@ def evaluate(
                 dataset,
                 e.subset,
                 data_sha256,
-                e.seed if e.subset == "random_300" else None,
+                questions.sampling_seed,
+                data_source=questions.source,
+                data_path=str(questions.path),
                 extend=bool(extend),
                 repair=bool(repair),
                 workers=e.workers,
@@ -327,7 +343,13 @@ def evaluate(
                 f"{exc}; rerun with --repair to move damaged parts to {spec.out_dir / 'damaged'} and run their "
                 "episodes again"
             ) from exc
-    return {"out": out, "model": model, **dataclasses.asdict(summary)}
+    return {
+        "out": out,
+        "model": model,
+        "subset": questions.label,
+        "data_path": str(questions.path),
+        **dataclasses.asdict(summary),
+    }
 
 
 def judge_settings(e: EvalConfig, base_url: str) -> JudgeSettings:

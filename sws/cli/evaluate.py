@@ -27,10 +27,16 @@ def eval_command(profile, overrides, **values):
     refused (more items only with --extend), so is one another `sws eval` is running in, and one with a
     damaged part file unless --repair is given. SIGINT/SIGTERM record what has finished and exit 130/143.
 
+    The questions are a QA file's (--data; --subset random_300 is then sws's own seeded resample, labelled
+    'random_300 (sws resample, seed N)') or the paper's own files (--qa-root: the reference's QA archive's
+    data/dataset folder, full_test/<Dataset>/*.jsonl and random_300/<Dataset>.json, read as its runner reads
+    them: the same ids in the same order, item i seeded agent.seed + i); run.json records the file and its
+    sha256.
+
     \b
     Examples:
       sws eval --dataset bamboogle --data bamboogle_test.jsonl --limit 20          # heuristic baseline
-      sws eval --dataset hotpotqa --data hotpotqa_dev.json --subset random_300 \\
+      sws eval --dataset hotpotqa --qa-root data/dataset --subset random_300 \\
                --llm-base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3.5-9B --tools-url http://127.0.0.1:11536
     """
     cfg, arguments = resolve_flags(flags.EVAL, profile, overrides, values)

@@ -9,9 +9,9 @@ from sws.config.agent import AgentConfig
 
 @dataclass
 class EvalConfig:
-    out: str = "sws-out/runs"  # results go to <out>/<dataset>-<subset>-<model>
-    subset: str = "full_test"  # full_test | random_300 | path of an id list
-    seed: int = 42  # random_300 sampling (episode i is seeded agent.seed + i, per the contract)
+    out: str = "sws-out/runs"  # results go to <out>/<dataset>-<subset label>-<model>
+    subset: str = "full_test"  # full_test | random_300 | path of an id list (--qa-root: the first two)
+    seed: int = 42  # sws's random_300 resample of --data (episode i: seeded agent.seed + i, per the contract)
     llm_base_url: str | None = None  # None: the scripted heuristic baseline (no LLM), labelled as such
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"

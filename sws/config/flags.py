@@ -161,15 +161,36 @@ IMPORT_INDEX = (
 SEARCH = (Flag(ENDPOINT_FLAG, ENDPOINT_HELP, metavar="URL"),)  # sws search (no config; open_url never embeds)
 EVAL = (
     Flag("--dataset", "{names}.", required=True, names="datasets"),
-    Flag("--data", "QA file.", dest="data_path", type=click.Path(exists=True, dir_okay=False), required=True),
-    Flag("--subset", "full_test, random_300 or an id-list file (default: eval.subset).", ("eval.subset",)),
+    Flag(
+        "--data",
+        "QA file (or --qa-root).",
+        dest="data_path",
+        type=click.Path(exists=True, dir_okay=False),
+    ),
+    Flag(
+        "--qa-root",
+        "The reference's QA archive folder (its data/dataset): ask the paper's own full_test or random_300 "
+        "file of --dataset, read as its run_qa_agent.py reads it (instead of --data).",
+        type=click.Path(file_okay=False),
+    ),
+    Flag(
+        "--subset",
+        "full_test, random_300 or an id-list file (default: eval.subset); with --data, random_300 is sws's "
+        "seeded resample (eval.seed), labelled 'random_300 (sws resample, seed N)', not the paper's file.",
+        ("eval.subset",),
+    ),
     Flag(
         "--llm-base-url",
         "OpenAI-compatible base URL (default: the no-LLM heuristic baseline).",
         ("eval.llm_base_url",),
     ),
     Flag("--model", "Model name at that endpoint.", ("eval.model",)),
-    Flag("--out", "Results directory (default: <eval.out>/<dataset>-<subset>-<model>).", type=OUT_DIR),
+    Flag(
+        "--out",
+        "Results directory (default: <eval.out>/<dataset>-<subset label>-<model>, e.g. "
+        "HotpotQA-random_300-sws-resample-seed-42-MODEL for sws's resample).",
+        type=OUT_DIR,
+    ),
     Flag("--index", "Index for in-process tools (default: index.out).", ("tools.index",)),
     Flag(
         "--tools-url",

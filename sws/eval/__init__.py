@@ -10,6 +10,7 @@ from sws.eval.datasets import (
     read_id_list,
     select,
     subset_by_ids,
+    subset_label,
 )
 from sws.eval.interrupt import EvalInterrupted
 from sws.eval.judge import (
@@ -34,11 +35,14 @@ from sws.eval.metrics import (
     substring_match,
     token_f1,
 )
+from sws.eval.questions import QuestionSet, read_questions
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.reference_qa import load_reference_subset
 from sws.eval.reference_runs import ReferenceRun, ReferenceTree, find_reference_trees, read_reference
 from sws.eval.registry import (
     DatasetError,
     QADataset,
+    ReferenceFiles,
     canonical_dataset,
     get_dataset,
     infer_dataset,
@@ -91,6 +95,8 @@ __all__ = [
     "PartWriter",
     "QADataset",
     "QAItem",
+    "QuestionSet",
+    "ReferenceFiles",
     "ReferenceRun",
     "ReferenceTree",
     "RunLockedError",
@@ -110,6 +116,7 @@ __all__ = [
     "judge_prompt",
     "load_dataset",
     "load_records",
+    "load_reference_subset",
     "load_table",
     "move_damaged_parts",
     "normalize_answer",
@@ -118,6 +125,7 @@ __all__ = [
     "qa_sources",
     "random_subset",
     "read_id_list",
+    "read_questions",
     "read_reference",
     "recorded_status",
     "register_dataset",
@@ -130,6 +138,7 @@ __all__ = [
     "score_table",
     "select",
     "subset_by_ids",
+    "subset_label",
     "substring_match",
     "token_f1",
     "tool_use_table",

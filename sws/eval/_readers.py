@@ -43,19 +43,16 @@ def read_raw(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     suffix = path.suffix.lower()
     if suffix == ".json":
-        try:
-            rows = json.loads(_text(path))
-        except json.JSONDecodeError as exc:
-            raise DatasetFormatError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}") from exc
+        rows = json_document(path)
         if isinstance(rows, dict) and isinstance(rows.get("data"), list):
             rows = rows["data"]
         if not isinstance(rows, list):
             raise DatasetFormatError(f"{path}: expected a JSON list of objects, got {type(rows).__name__}")
         yield from ((n, _from_mapping(r, path, n)) for n, r in enumerate(rows, 1))
     elif suffix == ".jsonl":
-        for n, line in enumerate(_text(path).split("\n"), 1):
+        for n, line in enumerate(utf8_text(path).split("\n"), 1):
             if line.strip():
-                yield n, _from_mapping(_json_line(line, path, n), path, n)
+                yield n, _from_mapping(json_line(line, path, n), path, n)
     elif suffix == ".parquet":
         try:
             rows = pq.read_table(path).to_pylist()
@@ -84,7 +81,8 @@ def _by_line(path: Path) -> bool:
     return path.suffix.lower() in _LINE_FORMATS
 
 
-def _text(path: Path) -> str:
+def utf8_text(path: Path) -> str:
+    """The file's text; invalid UTF-8 is an error naming its line and byte."""
     data = path.read_bytes()
     try:
         return data.decode("utf-8")
@@ -93,7 +91,19 @@ def _text(path: Path) -> str:
         raise DatasetFormatError(f"{path}:{line}: invalid UTF-8 (byte {exc.start})") from exc
 
 
-def _json_line(line: str, path: Path, n: int) -> Any:
+def json_document(path: Path) -> Any:
+    """The file as one JSON document; an empty file or malformed JSON is an error naming its line."""
+    text = utf8_text(path)
+    if not text.strip():
+        raise DatasetFormatError(f"{path}: empty file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetFormatError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}") from exc
+
+
+def json_line(line: str, path: Path, n: int) -> Any:
+    """Line ``n`` of a JSONL file, parsed; malformed JSON is an error naming the line and column."""
     try:
         return json.loads(line)
     except json.JSONDecodeError as exc:
@@ -103,7 +113,7 @@ def _json_line(line: str, path: Path, n: int) -> Any:
 def _table_rows(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, raw row) of a CSV or TSV file, read strictly: a record the csv module cannot read (an unbalanced
     quote, a field over its 128 KiB limit) is an error naming the line it starts on."""
-    reader = csv.DictReader(io.StringIO(_text(path), newline=""), delimiter=delimiter, strict=True)
+    reader = csv.DictReader(io.StringIO(utf8_text(path), newline=""), delimiter=delimiter, strict=True)
     start = 1
     try:
         if reader.fieldnames is None:  # an empty file

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sws.eval._readers import DatasetFormatError, position_name, where
 from sws.eval.registry import DatasetError, QADataset, get_dataset, infer_dataset
@@ -68,10 +68,21 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
     except DatasetFormatError as exc:
         raise DatasetError(str(exc)) from exc
     seen: Counter[str] = Counter()
+    built = [(position, _build_item(raw, spec, seen, where(path, position))) for position, raw in raws]
+    return collect_items(path, built)
+
+
+def collect_items(path: Path, built: Sequence[tuple[int, QAItem | None]]) -> list[QAItem]:
+    """The items of a file from (position, item or None: a row without gold) in file order; the rows
+    without gold are dropped with a warning that counts and names them.
+
+    Raises:
+        DatasetError: an id given twice (naming both positions).
+        EmptyDatasetError: no item with gold.
+    """
     first: dict[str, int] = {}
     items = []
-    for position, raw in raws:
-        item = _build_item(raw, spec, seen, where(path, position))
+    for position, item in built:
         if item is None:
             continue
         if item.id in first:
@@ -81,10 +92,12 @@ def load_dataset(path: str | Path, dataset: str | None = None) -> list[QAItem]:
         items.append(item)
     if not items:
         raise EmptyDatasetError(
-            f"{path}: none of its {len(raws)} items has a gold answer" if raws else f"{path}: no items"
+            f"{path}: none of its {len(built)} items has a gold answer" if built else f"{path}: no items"
         )
-    if len(items) < len(raws):
-        logger.warning("%s: dropped %d item(s) without gold", path.name, len(raws) - len(items))
+    dropped = [position_name(path, position) for position, item in built if item is None]
+    if dropped:
+        shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")
+        logger.warning("%s: dropped %d item(s) without gold (%s)", path.name, len(dropped), shown)
     return items
 
 
@@ -101,7 +114,11 @@ def _build_item(raw: dict[str, Any], dataset: QADataset, seen: Counter[str], at:
         seen[base] += 1
         ident = base if seen[base] == 1 else f"{base}-{seen[base]}"
     kind = str(raw["type"]) if raw.get("type") else dataset.item_type(raw, ident)
-    item = QAItem(ident, question, gold[0], gold[1], kind, dataset.name)
+    return checked_item(QAItem(ident, question, gold[0], gold[1], kind, dataset.name), at)
+
+
+def checked_item(item: QAItem, at: str) -> QAItem:
+    """``item``, once its text is valid Unicode (:func:`_check_unicode`, naming ``at`` and the field)."""
     for name in ("id", "question", "answer", "aliases", "type"):
         value = getattr(item, name)
         for text in (value,) if isinstance(value, str) else value:
@@ -124,16 +141,23 @@ def _check_unicode(text: str, what: str) -> None:
 def gold_and_aliases(
     answer: Any, answers: Any, answer_aliases: Any = None
 ) -> tuple[str, tuple[str, ...]] | None:
-    """Primary gold and aliases per CONTRACT.md §7.1, or None when the item has no gold."""
+    """Primary gold and aliases per CONTRACT.md §7.1, or None when the item has no gold.
+
+    With ``answers`` and no ``answer``, the aliases are the non-empty answers but the first of them, as the
+    reference's ``item_answer_aliases`` computes them (``[None, "x"]``: gold ``"None"``, no alias).
+    """
     answers = list(answers) if isinstance(answers, (list, tuple)) else answers
     if answer is None and not (isinstance(answers, list) and answers):
         return None
-    if isinstance(answers, list):
-        pool = answers if answer is not None else answers[1:]
-    else:
-        pool = answer_aliases if isinstance(answer_aliases, (list, tuple)) else []
-    aliases = tuple(s for a in pool if a is not None and (s := str(a).strip()))
-    return (str(answer) if answer is not None else str(answers[0])), aliases
+    pool = answers if isinstance(answers, list) else answer_aliases
+    texts = (
+        tuple(s for a in pool if a is not None and (s := str(a).strip()))
+        if isinstance(pool, (list, tuple))
+        else ()
+    )
+    if isinstance(answers, list) and answer is None:  # the reference drops the first non-empty answer
+        texts = texts[1:]
+    return (str(answer) if answer is not None else str(answers[0])), texts
 
 
 def random_subset(items: Sequence[QAItem], n: int = 300, seed: int = 42) -> list[QAItem]:
@@ -199,6 +223,19 @@ def select(items: Sequence[QAItem], subset: str = "full_test", *, seed: int = 42
     raise DatasetError(f"unknown subset {subset!r} (full_test, random_300, or an id-list file)")
 
 
+# where a run's questions come from: a QA file, or the reference's QA archive read as its runner reads it
+DataSource = Literal["file", "reference"]
+
+
+def subset_label(subset: str, sampling_seed: int | None = None, source: DataSource = "file") -> str:
+    """``subset`` as shown: ``random_300`` drawn by sws from a file is ``random_300 (sws resample, seed N)``
+    (``(sws resample)`` when its seed was not recorded); the reference's files and other subsets keep their
+    names."""
+    if subset != "random_300" or source == "reference":
+        return subset
+    return f"random_300 (sws resample{'' if sampling_seed is None else f', seed {sampling_seed}'})"
+
+
 def dataset_summary(path: str | Path, dataset: str, *, seed: int = 42) -> dict:
     """Load a file as the evaluation will: its item count and the seeded ``random_300`` subset's fingerprint.
 
@@ -210,6 +247,7 @@ def dataset_summary(path: str | Path, dataset: str, *, seed: int = 42) -> dict:
     return {
         "items": len(items),
         "random_300": {
+            "label": subset_label("random_300", seed),
             "seed": seed,
             "n": len(subset),
             "ids_sha256": ids_sha256([i.id for i in subset]),

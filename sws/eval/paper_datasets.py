@@ -1,5 +1,7 @@
-"""The paper's six QA benchmarks, registered: their names, how their items are typed and where
-``sws fetch datasets`` gets their evaluation splits.
+"""The paper's six QA benchmarks, registered: their names, how their items are typed, where
+``sws fetch datasets`` gets their evaluation splits and where they sit in the reference's QA archive
+(``data/dataset/full_test/<name>/<file>.jsonl``, ``data/dataset/random_300/<name>.json``: the files its
+``run_qa_agent.py`` reads; ``sws eval --qa-root``).
 
 Every source is a plain HTTPS file (no hub login, no Google Drive): the datasets' own release where it is a
 plain file, else a Hugging Face dataset repository's ``resolve`` URL, saved under a name :func:`infer_dataset`
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sws.eval.registry import QADataset, register_dataset
+from sws.eval.registry import QADataset, ReferenceFiles, register_dataset
 from sws.fetch import QASource
 
 HF = "https://huggingface.co/datasets"
@@ -52,6 +54,7 @@ PAPER_DATASETS = (
             licence="Apache-2.0",
         ),
         label="2Wiki",
+        reference=ReferenceFiles("2WikiMultiHopQA", "dev.jsonl"),
     ),
     QADataset(
         "HotpotQA",
@@ -69,6 +72,7 @@ PAPER_DATASETS = (
             bytes=46_320_117,
             licence="CC BY-SA 4.0",
         ),
+        reference=ReferenceFiles("HotpotQA", "hotpot_dev_fullwiki_v1.jsonl"),
     ),
     QADataset(
         "MuSiQue",
@@ -81,6 +85,7 @@ PAPER_DATASETS = (
             2417,
             licence="CC BY 4.0",
         ),
+        reference=ReferenceFiles("MuSiQue", "musique_ans_v1.0_dev.jsonl", _musique_type),
     ),
     QADataset(
         "FRAMES",
@@ -93,6 +98,8 @@ PAPER_DATASETS = (
             824,
             licence="Apache-2.0",
         ),
+        # its rows typed "default" there: the reference's runner reads no reasoning_types
+        reference=ReferenceFiles("FRAMES", "frames.jsonl"),
     ),
     QADataset(
         "PopQA",
@@ -105,12 +112,14 @@ PAPER_DATASETS = (
             14267,
             licence="MIT",
         ),
+        reference=ReferenceFiles("PopQA", "popqa.jsonl", _popqa_type),
     ),
     QADataset(
         "Bamboogle",
         source=QASource(
             "Bamboogle", "bamboogle_test.jsonl", (f"{FLASHRAG}/bamboogle/test.jsonl",), "test", 125
         ),
+        reference=ReferenceFiles("Bamboogle", "bamboogle.jsonl"),
     ),
 )
 

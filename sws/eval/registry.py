@@ -1,6 +1,8 @@
 """The QA datasets by name: ``register_dataset(QADataset(...))`` makes a dataset loadable (``sws eval
---dataset``, :func:`sws.eval.load_dataset`), fetchable when it has a source (``sws fetch datasets``) and listed
-in both commands' help; the paper's six (:mod:`sws.eval.paper_datasets`) register the same way.
+--dataset``, :func:`sws.eval.load_dataset`), fetchable when it has a source (``sws fetch datasets``), readable
+from the reference's QA archive when it says where it sits there (``sws eval --qa-root``,
+:mod:`sws.eval.reference_qa`) and listed in both commands' help; the paper's six
+(:mod:`sws.eval.paper_datasets`) register the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +25,31 @@ def default_type(raw: dict[str, Any], ident: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class ReferenceFiles:
+    """Where a dataset sits in the reference's QA archive (its ``data/dataset`` folder) and how the reference
+    runner types its ``full_test`` rows that tell no type.
+
+    Args:
+        directory: its name there: ``full_test/<directory>/<full_test>`` and ``random_300/<directory>.json``.
+        full_test: its ``full_test`` JSONL file's name.
+        item_type: ``item_type(row, id)``: the type of a ``full_test`` row without one, ``id`` being the
+            row's ``id`` field (the reference types by it).
+    """
+
+    directory: str
+    full_test: str
+    item_type: Callable[[dict[str, Any], str], str] = default_type
+
+    def path(self, root: str | Path, subset: str) -> Path:
+        """The file of ``subset`` (``full_test`` or ``random_300``) under the archive's ``root``."""
+        if subset == "full_test":
+            return Path(root) / "full_test" / self.directory / self.full_test
+        if subset == "random_300":
+            return Path(root) / "random_300" / f"{self.directory}.json"
+        raise DatasetError(f"the reference's QA archive holds full_test and random_300, not {subset!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class QADataset:
     """One QA benchmark the evaluation knows.
 
@@ -35,6 +62,7 @@ class QADataset:
             JSON, JSONL, Parquet, CSV, TSV by extension).
         source: where ``sws fetch datasets`` gets its evaluation split (None: not fetched).
         label: its column name in the report's tables (default: its name).
+        reference: where it sits in the reference's QA archive (None: not there).
     """
 
     name: str
@@ -43,6 +71,7 @@ class QADataset:
     read: Callable[[Path], Iterator[tuple[int, dict[str, Any]]]] = read_raw
     source: QASource | None = None
     label: str = ""
+    reference: ReferenceFiles | None = None
 
     def __post_init__(self) -> None:
         if self.source is not None and self.source.dataset != self.name:

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from sws.eval.metrics import NO_JUDGE, judge_accuracy
+from sws.eval.questions import subset_slug
 from sws.eval.registry import dataset_label, registered_datasets
 from sws.eval.results import RUN_FILE, load_table
 from sws.eval.run_meta import RunMeta, read_run_meta
@@ -44,7 +45,7 @@ class RunStats:
     """One results directory summarised; scores and ``submit_rate`` are fractions of ``n``."""
 
     dataset: str
-    subset: str
+    subset: str  # its label: the paper's random_300 and sws's resample are told apart
     model: str
     n: int
     recorded: int
@@ -84,7 +85,7 @@ def stats_from_rows(run: RunMeta, rows: list[dict]) -> RunStats:
 
     return RunStats(
         dataset=run.dataset,
-        subset=run.subset,
+        subset=run.subset_label,
         model=run.model,
         n=n,
         recorded=recorded,
@@ -265,7 +266,8 @@ def plot_tool_use(stats: Sequence[RunStats], path: str | Path, subset: str = "fu
 
 
 def write_report(stats: Sequence[RunStats], out_dir: str | Path, plots: bool = True) -> list[Path]:
-    """``report.md``, ``report.tex``, ``stats.csv`` and (``plots``) ``tool_use_<subset>.png`` under ``out_dir``."""
+    """``report.md``, ``report.tex``, ``stats.csv`` and (``plots``) ``tool_use_<subset>.png`` under ``out_dir``
+    (the subset's label as a file name, :func:`~sws.eval.questions.subset_slug`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(stats)
@@ -279,6 +281,7 @@ def write_report(stats: Sequence[RunStats], out_dir: str | Path, plots: bool = T
     paths = [out / name for name in files]
     if plots:
         paths += [
-            plot_tool_use(stats, out / f"tool_use_{s}.png", s) for s in sorted({x.subset for x in stats})
+            plot_tool_use(stats, out / f"tool_use_{subset_slug(s)}.png", s)
+            for s in sorted({x.subset for x in stats})
         ]
     return paths

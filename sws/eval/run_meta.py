@@ -1,9 +1,12 @@
 """``run.json``, typed: a results directory's identity and the selection of items it covers.
 
-The identity (:data:`IDENTITY_KEYS`: the dataset and its file's sha256, subset and sampling seed, model, agent
-config, environment fingerprint) is fixed when the directory is created; a resume with another is refused
-naming what differs. The selection (``items`` ids, ``ids_sha256`` of them in order) grows only on purpose
-(``extend``, recorded under ``extended``), by items after those already selected.
+The identity (:data:`IDENTITY_KEYS`: the dataset, its file's sha256 and source, subset and sampling seed, model,
+agent config, environment fingerprint) is fixed when the directory is created; a resume with another is
+refused naming what differs, and first what the two runs' questions are when they differ (the paper's
+``random_300`` never resumes into sws's resample, :func:`sws.eval.datasets.subset_label`). ``run.json`` also
+records the file's path and the subset's label (``subset_label``). The selection (``items`` ids, ``ids_sha256``
+of them in order) grows only on purpose (``extend``, recorded under ``extended``), by items after those already
+selected.
 
 A ``run.json`` that is not JSON or does not match :class:`RunMeta` (``"items": "abc"``) raises
 :class:`DamagedRunError` naming the first wrong field, so reports and the UI show the run as damaged.
@@ -17,12 +20,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
-from sws.eval.datasets import ids_sha256
+from sws.eval.datasets import DataSource, ids_sha256, subset_label
 
 RUN_FILE = "run.json"
-IDENTITY_KEYS = ("dataset", "data_sha256", "subset", "sampling_seed", "model", "agent_config", "fingerprint")
+IDENTITY_KEYS = (
+    "dataset",
+    "data_sha256",
+    "data_source",
+    "subset",
+    "sampling_seed",
+    "model",
+    "agent_config",
+    "fingerprint",
+)
 Count = Annotated[int, Field(ge=0)]
 
 
@@ -56,14 +68,22 @@ class RunMeta(BaseModel):
     model: str
     agent_config: dict[str, Any]
     fingerprint: str
+    data_path: str | None = None  # the file the questions were read from
     data_sha256: str | None = None
-    sampling_seed: int | None = None  # random_300 only: other subsets do not sample
+    data_source: DataSource = "file"  # "reference": the reference's QA archive (sws eval --qa-root)
+    sampling_seed: int | None = None  # sws's random_300 resample only: other subsets do not sample
     items: Count | None = None
     ids_sha256: str | None = None
     llm_base_url: str | None = None
     query_embedding: dict[str, Any] | None = None  # how the environment embeds queries (its /info)
     judge: dict[str, Any] | None = None
     extended: list[Extension] = []
+
+    @computed_field
+    @property
+    def subset_label(self) -> str:
+        """What the questions are (``random_300`` or ``random_300 (sws resample, seed 42)``, ...)."""
+        return subset_label(self.subset, self.sampling_seed, self.data_source)
 
 
 def read_run_meta(out_dir: str | Path) -> RunMeta:
@@ -92,8 +112,10 @@ def resumed(out_dir: Path, previous: RunMeta, run: RunMeta, ids: Sequence[str], 
             would not only add items after the selected ones.
     """
     diffs = [_difference(k, getattr(previous, k), getattr(run, k)) for k in IDENTITY_KEYS]
-    if diffs := [d for d in diffs if d]:
-        raise RunMismatchError(f"{out_dir} holds another run ({'; '.join(diffs)}); use a new --out directory")
+    if diffs := "; ".join(d for d in diffs if d):
+        kinds = (previous.subset_label, run.subset_label)
+        what = f"a run of {kinds[0]}, not {kinds[1]}" if kinds[0] != kinds[1] else "another run"
+        raise RunMismatchError(f"{out_dir} holds {what} ({diffs}); use a new --out directory")
     if (previous.items, previous.ids_sha256) == (run.items, run.ids_sha256):
         return previous
     before = previous.items or 0

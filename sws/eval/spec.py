@@ -10,7 +10,7 @@ from typing import Any
 
 from sws.agent import AgentConfig, LLMSettings, ToolBox
 from sws.env import DEFAULT_OPTIONS, import_tool_modules, schemas_of
-from sws.eval.datasets import QAItem
+from sws.eval.datasets import DataSource, QAItem
 from sws.eval.judge import JudgeSettings
 
 
@@ -33,7 +33,9 @@ class EvalSpec:
         fingerprint: the environment's fingerprint, stored in every record.
         query_embedding: how the environment embeds queries, recorded in ``run.json`` as at the run's start.
         judge: the LLM judge's settings; None: no judge.
-        dataset, subset, data_sha256, sampling_seed: the inputs' identity (``sws.eval.run_meta``).
+        dataset, subset, data_sha256, sampling_seed, data_source: the inputs' identity (``sws.eval.run_meta``;
+            ``data_source`` ``reference``: the reference's QA archive's file, ``sws.eval.questions``).
+        data_path: the file the items were read from, recorded in ``run.json``.
         extend: a resume may add items after those the run already selected.
         repair: first move unreadable part files to ``out_dir/damaged/`` (their ids run again).
         workers: episode-worker actors.
@@ -56,6 +58,8 @@ class EvalSpec:
     subset: str = "full_test"
     data_sha256: str | None = None
     sampling_seed: int | None = None
+    data_source: DataSource = "file"
+    data_path: str | None = None
     extend: bool = False
     repair: bool = False
     workers: int = 2
@@ -84,7 +88,9 @@ class EvalSpec:
         """What ``run.json`` records of the run, and a resume must match (``sws.eval.run_meta``)."""
         return {
             "dataset": self.dataset,
+            "data_path": self.data_path,
             "data_sha256": self.data_sha256,
+            "data_source": self.data_source,
             "subset": self.subset,
             "sampling_seed": self.sampling_seed,
             "model": self.agent.model,

@@ -78,7 +78,7 @@ class RunInfo:
     @property
     def label(self) -> str:
         dataset, model = self.meta.get("dataset") or "?", self.meta.get("model") or "?"
-        return f"{dataset} / {model} ({self.meta.get('subset', 'full_test')})"
+        return f"{dataset} / {model} ({self.meta.get('subset_label', 'full_test')})"
 
 
 @dataclass(slots=True)

@@ -64,6 +64,7 @@ def test_a_flag_given_wins_and_one_not_given_leaves_the_config():
     assert stage == {
         "dataset": "d",
         "data_path": None,
+        "qa_root": None,
         "out": None,
         "limit": 3,
         "repair": None,

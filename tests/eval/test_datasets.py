@@ -157,6 +157,10 @@ def test_subsets_from_ids(tmp_path):
         (3, None, None, ("3", ())),
         (None, [], None, None),
         (None, None, ["x"], None),
+        # as the reference's item_answer_aliases: the first non-empty answer is left out, not answers[0]
+        (None, ["", "b", "c"], None, ("", ("c",))),
+        (None, [None, "x"], None, ("None", ())),
+        ("a", None, "bc", ("a", ())),  # answer_aliases that is no list: none
     ],
 )
 def test_gold_and_aliases_rules(answer, answers, aliases, expected):

@@ -11,10 +11,12 @@ from sws.cli import cli
 from sws.eval import (
     DatasetError,
     QADataset,
+    ReferenceFiles,
     canonical_dataset,
     get_dataset,
     load_dataset,
     qa_sources,
+    read_questions,
     register_dataset,
     registered_datasets,
     unregister_dataset,
@@ -98,3 +100,34 @@ def test_a_name_or_alias_given_twice_is_refused(toy):
         QADataset("X", source=SOURCE)
     with pytest.raises(DatasetError, match="unknown dataset 'squad'"):
         get_dataset("squad")
+
+
+def test_a_dataset_in_the_reference_archive_says_where_and_how_it_is_typed(tmp_path):
+    """``ReferenceFiles``: its folder and full_test file there, and the type of a row that tells none."""
+    files = ReferenceFiles("LocalToy", "toy.jsonl", lambda row, ident: f"toy-{ident or 'none'}")
+    register_dataset(QADataset("LocalToy", reference=files))
+    try:
+        path = tmp_path / "full_test" / "LocalToy" / "toy.jsonl"
+        path.parent.mkdir(parents=True)
+        rows = [
+            {"id": "q1", "question": "Q1?", "answer": "A"},
+            {"qid": "q2", "question": "Q2?", "answer": "B"},
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        questions = read_questions("localtoy", "full_test", qa_root=tmp_path)
+        assert questions.path == path
+        assert [(i.id, i.type, i.dataset) for i in questions.items] == [
+            ("q1", "toy-q1", "LocalToy"),
+            ("q2", "toy-none", "LocalToy"),  # typed by its id field, as the reference types
+        ]
+        assert files.path(tmp_path, "random_300") == tmp_path / "random_300" / "LocalToy.json"
+    finally:
+        unregister_dataset("LocalToy")
+    register_dataset(QADataset("LocalToy"))
+    try:
+        with pytest.raises(
+            DatasetError, match=r"^LocalToy is not in the reference's QA archive \(its datasets: 2Wiki"
+        ):
+            read_questions("localtoy", "full_test", qa_root=tmp_path)
+    finally:
+        unregister_dataset("LocalToy")

@@ -15,9 +15,10 @@ from sws.eval.report import collect, report_tables, score_table, tool_use_table,
 from sws.eval.results import PartWriter, prepare_run
 
 
-def make_run(root, dataset, model, outcomes, items, subset="full_test"):
-    """outcomes: (status, f1, judge, rounds, searches, opens, tokens, seconds) per recorded item."""
-    out = root / f"{dataset}-{model}-{subset}"
+def make_run(root, dataset, model, outcomes, items, subset="full_test", **questions):
+    """outcomes: (status, f1, judge, rounds, searches, opens, tokens, seconds) per recorded item; ``questions``:
+    more of ``run.json`` (``data_source``, ``sampling_seed``)."""
+    out = root / f"{dataset}-{model}-{subset}-{'-'.join(map(str, questions.values()))}"
     config = AgentConfig(model=model)
     run = {
         "dataset": dataset,
@@ -25,6 +26,7 @@ def make_run(root, dataset, model, outcomes, items, subset="full_test"):
         "model": model,
         "agent_config": config.to_dict(),
         "fingerprint": "f",
+        **questions,
     }
     prepare_run(out, {**run, "items": items})
     writer = PartWriter(out, "r-w0")
@@ -48,9 +50,11 @@ def test_tables(tmp_path):
     )
     make_run(tmp_path, "Bamboogle", "Qwen3.5-9B", [ok, ("error", 0, None, 1, 0, 0, 10, 0.5)], 2)
     make_run(tmp_path, "Bamboogle", "Qwen3.5-4B", [ok, ("submitted", 0.5, None, 2, 1, 0, 500, 1.0)], 2)
-    make_run(tmp_path, "HotpotQA", "gpt-5.4", [ok], 1, subset="random_300")
+    make_run(tmp_path, "HotpotQA", "gpt-5.4", [ok], 1, subset="random_300", data_source="reference")
+    half = ("submitted", 0.5, 0, 3, 2, 1, 1000, 2.0)
+    make_run(tmp_path, "HotpotQA", "gpt-5.4", [half], 1, subset="random_300", sampling_seed=42)
     stats = collect([tmp_path])
-    assert len(stats) == 4
+    assert len(stats) == 5
 
     scores = score_table(stats, "full_test")
     assert scores.columns == [
@@ -72,13 +76,18 @@ def test_tables(tmp_path):
     ]
     tools = tool_use_table(stats, "Qwen3.5-9B")
     assert tools.rows[0] == ["2Wiki", "4", "8.67", "6.33", "2.33", "50.00", "3,667", "4.67"]
+    # the paper's random_300 file and sws's resample are separate tables, the resample's labelled so
     assert score_table(stats, "random_300").rows == [["gpt-5.4-2026-03-05", "1", "100.00", "100.00"]]
+    resample = "random_300 (sws resample, seed 42)"
+    assert score_table(stats, resample).rows == [["gpt-5.4-2026-03-05", "1", "50.00", "0.00"]]
     assert [t.title for t in report_tables(stats)] == [
         "full_test: F1 and LLM-judge accuracy (%)",
         "random_300: F1 and LLM-judge accuracy (%)",
+        f"{resample}: F1 and LLM-judge accuracy (%)",
         "full_test: tool-use statistics for Qwen3.5-4B",
         "full_test: tool-use statistics for Qwen3.5-9B",
         "random_300: tool-use statistics for gpt-5.4-2026-03-05",
+        f"{resample}: tool-use statistics for gpt-5.4-2026-03-05",
     ]
 
     md, tex, csv_path = write_report(stats, tmp_path / "report", plots=False)
@@ -88,7 +97,7 @@ def test_tables(tmp_path):
     assert r"\begin{tabular}{lrrrrrrr}" in tex.read_text() and r"Submit (\%)" in tex.read_text()
     header, *lines = csv_path.read_text().splitlines()
     assert header.startswith("dataset,subset,model,n,recorded,errored,missing,context_exhausted,f1,judge")
-    assert len(lines) == 4
+    assert len(lines) == 5 and sum(line.startswith(f'HotpotQA,"{resample}",') for line in lines) == 1
 
 
 def test_episodes_that_outgrew_the_context_are_counted(tmp_path):
@@ -112,8 +121,10 @@ def test_plots(tmp_path):
     ok = ("submitted", 1.0, 1, 3, 2, 1, 1000, 2.0)
     make_run(tmp_path, "HotpotQA", "Qwen3.5-9B", [ok], 1)
     make_run(tmp_path, "PopQA", "Qwen3.5-4B", [ok, ok], 2)
-    *_, plot = write_report(collect([tmp_path]), tmp_path / "report")
+    make_run(tmp_path, "PopQA", "Qwen3.5-4B", [ok], 1, subset="random_300", sampling_seed=7)
+    *_, plot, resample = write_report(collect([tmp_path]), tmp_path / "report")
     assert plot.name == "tool_use_full_test.png" and plot.read_bytes()[:4] == b"\x89PNG"
+    assert resample.name == "tool_use_random_300-sws-resample-seed-7.png" and resample.is_file()
 
 
 def test_without_a_judge_the_judge_column_says_so(tmp_path):

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import os
+import re
 
 import pytest
 
@@ -83,6 +84,31 @@ def test_the_inputs_and_the_selection_are_the_identity(tmp_path):
     assert saved["items"] == meta.items == 6 and saved["ids_sha256"] == ids_sha256(ids)
     assert [(e["from_items"], e["items"]) for e in saved["extended"]] == [(3, 6)]
     prepare_run(tmp_path, run, ids)  # the extended run resumes as it now stands
+
+
+def test_the_papers_random_300_and_sws_resample_never_resume_into_each_other(tmp_path):
+    """run.json labels the subset; a resume of the other kind is refused naming both kinds."""
+    paper = {**RUN, "subset": "random_300", "data_source": "reference", "data_path": "ds/random_300/B.json"}
+    resample = {**RUN, "subset": "random_300", "sampling_seed": 42, "data_path": "qa/b.jsonl"}
+    for first, then, message in [
+        (paper, resample, "holds a run of random_300, not random_300 (sws resample, seed 42) ("),
+        (resample, paper, "holds a run of random_300 (sws resample, seed 42), not random_300 ("),
+    ]:
+        out = tmp_path / first["data_path"].split("/")[0]
+        prepare_run(out, first, ["q1"])
+        assert read_run_meta(out).subset_label == json.loads((out / "run.json").read_text())["subset_label"]
+        with pytest.raises(RunMismatchError, match=re.escape(f"{out} {message}")) as caught:
+            prepare_run(out, then, ["q1"])
+        assert "data_source " in str(caught.value) and "\n" not in str(caught.value)
+    saved = json.loads((tmp_path / "ds" / "run.json").read_text())
+    assert (saved["subset_label"], saved["data_path"], saved["sampling_seed"]) == (
+        "random_300",
+        "ds/random_300/B.json",
+        None,
+    )
+    assert json.loads((tmp_path / "qa" / "run.json").read_text())["subset_label"] == (
+        "random_300 (sws resample, seed 42)"
+    )
 
 
 @pytest.mark.parametrize(

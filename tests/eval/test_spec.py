@@ -21,11 +21,19 @@ def spec(**changes):
 
 
 def test_a_spec_records_its_identity():
-    made = spec(judge=JudgeSettings(model="j", variant="paper"), dataset="Bamboogle", data_sha256="ab")
+    made = spec(
+        judge=JudgeSettings(model="j", variant="paper"),
+        dataset="Bamboogle",
+        data_sha256="ab",
+        data_path="qa/b.json",
+        data_source="reference",
+    )
     assert str(made.out_dir) == "runs/x"
     assert made.identity == {
         "dataset": "Bamboogle",
+        "data_path": "qa/b.json",
         "data_sha256": "ab",
+        "data_source": "reference",
         "subset": "full_test",
         "sampling_seed": None,
         "model": "m",

@@ -46,6 +46,7 @@ def test_datasets_are_fetched_loadable_and_their_random_300_reproducible(server,
         items = load_dataset(path)  # the name alone tells the loader the dataset and format
         subset = select(items, "random_300", seed=42)
         assert entry["random_300"] == {
+            "label": "random_300 (sws resample, seed 42)",  # not the paper's file (sws eval --qa-root)
             "seed": 42,
             "n": min(300, len(items)),
             "ids_sha256": hashlib.sha256("\n".join(i.id for i in subset).encode()).hexdigest(),
