@@ -12,6 +12,7 @@ import click
 
 from sws import __version__
 from sws.cli.build import build
+from sws.cli.compare import compare_command
 from sws.cli.evaluate import eval_command, report_command
 from sws.cli.fetch import fetch
 from sws.cli.index import build_index_command, embed_command, index_group, open_command, search_command
@@ -35,6 +36,7 @@ cli.add_command(search_command)
 cli.add_command(open_command)
 cli.add_command(eval_command)
 cli.add_command(report_command)
+cli.add_command(compare_command)
 cli.add_command(quickstart)
 cli.add_command(serve)
 cli.add_command(ui_command)

@@ -1,0 +1,221 @@
+"""``sws compare`` through the real CLI on real runs: ``sws eval`` of one scripted policy twice over the leads
+index (in process, Ray workers), copies with one change injected, and ``--replay`` against that index."""
+
+import json
+import shutil
+from collections.abc import Callable
+
+import pytest
+from click.testing import CliRunner
+
+from sws.agent.scripted_server import ScriptedLLMServer
+from sws.cli import cli
+from sws.eval import EpisodeRecord, PartWriter, load_records
+from sws.eval.compare import paired_bootstrap
+from sws.eval.results import part_files
+
+pytestmark = pytest.mark.usefixtures("ray_local")
+BAMBOOGLE = "tests/data/qa/bamboogle_test.flashrag.jsonl"
+EDITED = "1. [Nothing](https://en.wikipedia.org/wiki/0)"
+SCRIPT = [
+    {
+        "tool_calls": [
+            ["search", {"query": "Citibank founded", "method": "keywords", "top_k": 3}],
+            ["search", {"query": "first spacecraft to approach Uranus", "method": "vector", "top_k": 3}],
+            ["search", {"query": "Uranus", "only_title": True}],
+        ]
+    },
+    {"tool_calls": [["open_url", {"url": "https://en.wikipedia.org/wiki/1000"}]]},
+    {"tool_calls": [["submit_answer", {"answer": "James Madison"}]]},
+]
+
+
+@pytest.fixture(scope="module")
+def runs(leads_root, tmp_path_factory):
+    """Two runs of the same scripted policy (4 Bamboogle questions), each by its own ``sws eval``."""
+    root = tmp_path_factory.mktemp("compare")
+    with ScriptedLLMServer(script=SCRIPT) as llm:
+        for name in ("a", "b"):
+            args = ["eval", "--dataset", "bamboogle", "--data", BAMBOOGLE, "--limit", "4"]
+            args += [
+                "--llm-base-url",
+                llm.url,
+                "--model",
+                "scripted-searcher",
+                "--index",
+                str(leads_root / "index"),
+            ]
+            result = CliRunner().invoke(cli, [*args, "--out", str(root / name), "eval.workers=1"])
+            assert result.exit_code == 0, result.output
+    return root
+
+
+def edited(run, dest, edit: Callable[[list[EpisodeRecord]], list[EpisodeRecord]]):
+    """A copy of ``run`` whose records are ``edit(records)``."""
+    shutil.copytree(run, dest)
+    for part in part_files(dest):
+        part.unlink()
+    writer = PartWriter(dest, "edited")
+    for record in edit(load_records(run)):
+        writer.add(record)
+    writer.flush()
+    return dest
+
+
+def compare(a, b, out, *extra):
+    result = CliRunner().invoke(cli, ["compare", str(a), str(b), "--out", str(out), *extra])
+    report = json.loads((out / "compare.json").read_text()) if result.exit_code == 0 else None
+    return result, report
+
+
+def test_the_same_policy_run_twice_differs_nowhere(runs, tmp_path):
+    result, report = compare(runs / "a", runs / "b", tmp_path)
+    assert result.exit_code == 0, result.output
+    group = report["groups"]["Bamboogle"]
+    assert (group["paired"], group["differing"], group["only_a"], group["only_b"]) == (4, 0, 0, 0)
+    assert report["differing"] == report["only_a"] == report["only_b"] == []
+    f1 = group["metrics"]["f1"]
+    assert (f1["n"], f1["mean_delta"], f1["ci_low"], f1["ci_high"]) == (4, 0.0, 0.0, 0.0)
+    assert group["metrics"]["search_calls"]["mean_a"] == 3.0 and group["judge_flips"] == {"0→1": 0, "1→0": 0}
+    assert "- differing: 0 of 4; stop reason changed: 0" in result.output
+    # no judge ran: counted and named per side, never a score
+    assert len(report["missing"]["A"]["judge"]) == 4 and "A: 4 record(s) without judge" in result.output
+    assert (tmp_path / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = (tmp_path / "compare.csv").read_text().splitlines()
+    assert len(rows) == 5 and rows[0].startswith("dataset,id,present,differs,answer_a,answer_b,f1_a,f1_b")
+
+
+def test_an_injected_change_is_reported_at_exactly_that_question(runs, tmp_path):
+    def change(records):
+        target = records[2]
+        target.predicted_answer = "Someone else"
+        target.eval = {**target.eval, "f1": 0.0, "em": 0.0}
+        return records
+
+    b = edited(runs / "b", tmp_path / "b", change)
+    changed = load_records(b)[2]
+    result, report = compare(runs / "a", b, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert report["differing"] == [f"Bamboogle/{changed.id}"]
+    (question,) = [q for q in report["questions"] if q["differs"]]
+    assert question["differs"] == ["answer"] + (["f1", "em"] if question["a"]["f1"] else [])
+    assert report["groups"]["Bamboogle"]["differing"] == 1
+    assert f"| Bamboogle | {changed.id} | answer" in result.output
+
+
+def test_judge_flips_are_counted_both_ways(runs, tmp_path):
+    def judged(verdicts):
+        def edit(records):
+            for record in records:
+                record.eval = {**record.eval, "gpt_judge": verdicts[record.id]}
+            return records
+
+        return edit
+
+    a = edited(runs / "a", tmp_path / "a", judged({"test_0": 1, "test_1": 1, "test_2": 0, "test_3": 0}))
+    b = edited(runs / "b", tmp_path / "b", judged({"test_0": 1, "test_1": 0, "test_2": 1, "test_3": 1}))
+    result, report = compare(a, b, tmp_path / "out")
+    group = report["groups"]["Bamboogle"]
+    assert group["judge_flips"] == {"0→1": 2, "1→0": 1} and group["metrics"]["judge"]["mean_delta"] == 0.25
+    assert group["differing"] == 3 and "judge" not in report["missing"]["A"]
+    assert "- judge flips (A→B): 0→1 2, 1→0 1" in result.output
+
+
+def test_a_question_on_one_side_only_is_listed(runs, tmp_path):
+    b = edited(runs / "b", tmp_path / "b", lambda records: records[1:])
+    dropped = load_records(runs / "b")[0].id
+    result, report = compare(runs / "a", b, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert report["only_a"] == [f"Bamboogle/{dropped}"] and report["only_b"] == []
+    assert report["groups"]["Bamboogle"]["paired"] == 3
+    assert "## Only in A (1)" in result.output and f"| Bamboogle | {dropped} |" in result.output
+    _, swapped = compare(b, runs / "a", tmp_path / "swapped")
+    assert swapped["only_b"] == [f"Bamboogle/{dropped}"] and swapped["only_a"] == []
+
+
+def test_replay_against_the_same_index_is_identical(runs, leads_root, tmp_path):
+    result, report = compare(runs / "a", runs / "b", tmp_path, "--replay", str(leads_root / "index"))
+    assert result.exit_code == 0, result.output
+    replay = report["replay"]
+    assert replay["groups"] == {
+        "open_url": {"calls": 4, "identical": 4},
+        "search (keywords)": {"calls": 4, "identical": 4},
+        "search (only_title)": {"calls": 4, "identical": 4},
+        "search (vector)": {"calls": 4, "identical": 4},
+        "submit_answer": {"calls": 4, "identical": 4},
+    }
+    assert replay["differing"] == 0 and replay["problems"] == []
+    assert "| search (keywords) | 4 | 4 | 100.00 % |" in result.output
+    assert "not deterministic: rrf on the reference side" in result.output
+
+
+def test_replay_names_an_edited_observation_with_both_texts(runs, leads_root, tmp_path):
+    def tamper(records):
+        messages = records[1].messages
+        tools = [m for m in messages if m.get("role") == "tool"]
+        tools[1]["content"] = EDITED  # the vector search's hits
+        tools[0]["tool_call_id"] = "call-nobody-made"  # answers no recorded call
+        return records
+
+    b = edited(runs / "b", tmp_path / "b", tamper)
+    record = load_records(b)[1]
+    result, report = compare(runs / "a", b, tmp_path / "out", "--replay", str(leads_root / "index"))
+    assert result.exit_code == 0, result.output
+    replay = report["replay"]
+    assert replay["groups"]["search (vector)"] == {"calls": 4, "identical": 3}
+    assert replay["groups"]["search (keywords)"] == {"calls": 3, "identical": 3}
+    (first,) = replay["first_differing"]
+    recorded = [m for m in load_records(runs / "b")[1].messages if m.get("role") == "tool"]
+    assert (first["id"], first["group"]) == (record.id, "search (vector)")
+    assert (first["recorded"], first["replayed"]) == (EDITED, recorded[1]["content"])
+    assert replay["problems"] == [
+        f"Bamboogle/{record.id} message 3 ('call-nobody-made'): no recorded call has its id"
+    ]
+    assert EDITED in result.output and recorded[1]["content"] in result.output
+
+
+def test_paired_bootstrap_is_seeded_and_brackets_the_mean():
+    deltas = [0.0, 1.0] * 20
+    low, high = paired_bootstrap(deltas, seed=7, resamples=2000)
+    assert (low, high) == paired_bootstrap(deltas, seed=7, resamples=2000)
+    assert 0.0 < low < 0.5 < high < 1.0
+    assert paired_bootstrap([0.25] * 9, seed=1, resamples=200) == (0.25, 0.25)
+
+
+def test_bad_inputs_are_one_line_errors(runs, leads_root, damaged_index, tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("x")
+    no_records = tmp_path / "no-records"
+    no_records.mkdir()
+    shutil.copy(runs / "a" / "run.json", no_records / "run.json")
+
+    def other_dataset(records):
+        for record in records:
+            record.dataset = "hotpotqa"
+        return records
+
+    def other_model(records):
+        records[0].model = "someone-else"
+        return records
+
+    hotpot = edited(runs / "b", tmp_path / "hotpot", other_dataset)
+    two_models = edited(runs / "b", tmp_path / "two-models", other_model)
+    a = str(runs / "a")
+    cases = [
+        ([a, str(tmp_path / "missing")], f"{tmp_path / 'missing'}: no such folder"),
+        ([a, str(tmp_path / "file")], f"{tmp_path / 'file'}: not a folder"),
+        (
+            [a, str(tmp_path / "empty")],
+            f"{tmp_path / 'empty'} holds neither an sws run (run.json) nor a reference",
+        ),
+        ([str(no_records), a], f"{no_records}: no episode records to compare"),
+        ([a, str(hotpot)], "A and B share no dataset (A: Bamboogle; B: hotpotqa)"),
+        ([a, str(two_models)], "holds runs of several models (scripted-searcher, someone-else)"),
+        ([a, a, "--replay", str(tmp_path / "nowhere")], "neither an http(s) URL nor an index directory"),
+        ([a, a, "--replay", str(damaged_index)], f"replay against {damaged_index} failed: "),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(cli, ["compare", *args, "--out", str(tmp_path / "out"), "--no-plots"])
+        last = result.output.strip().splitlines()[-1]
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output)
+        assert last.startswith("Error: ") and message in last, (args, last)
