@@ -35,6 +35,7 @@ from sws.eval.metrics import (
     token_f1,
 )
 from sws.eval.records import RECORD_SCHEMA, EpisodeRecord
+from sws.eval.reference_runs import ReferenceRun, ReferenceTree, find_reference_trees, read_reference
 from sws.eval.registry import (
     DatasetError,
     QADataset,
@@ -90,6 +91,8 @@ __all__ = [
     "PartWriter",
     "QADataset",
     "QAItem",
+    "ReferenceRun",
+    "ReferenceTree",
     "RunLockedError",
     "RunMeta",
     "RunMismatchError",
@@ -100,6 +103,7 @@ __all__ = [
     "exact_match",
     "f1_bool",
     "f1_score",
+    "find_reference_trees",
     "get_dataset",
     "gold_and_aliases",
     "infer_dataset",
@@ -114,6 +118,7 @@ __all__ = [
     "qa_sources",
     "random_subset",
     "read_id_list",
+    "read_reference",
     "recorded_status",
     "register_dataset",
     "registered_datasets",

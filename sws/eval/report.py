@@ -116,7 +116,8 @@ def collect(paths: Iterable[str | Path]) -> list[RunStats]:
     return [run_stats(d) for d in find_runs(paths)]
 
 
-def _model_key(model: str) -> tuple[int, str]:
+def model_key(model: str) -> tuple[int, str]:
+    """Row order of models: the paper's (and the reference script's) fixed ranking, then by name."""
     return (MODEL_ORDER.index(model) if model in MODEL_ORDER else len(MODEL_ORDER), model)
 
 
@@ -152,7 +153,7 @@ def score_table(stats: Sequence[RunStats], subset: str) -> Table:
     """Tables 3/4: per model, ``n | F1 | Judge`` for each dataset (scores x100, 2 decimals; ``-`` if no run)."""
     cells = {(s.model, s.dataset): s for s in stats if s.subset == subset}
     datasets = [d for d in registered_datasets() if any(ds == d for _, ds in cells)]
-    models = sorted({m for m, _ in cells}, key=_model_key)
+    models = sorted({m for m, _ in cells}, key=model_key)
     columns = ["Model"] + [f"{dataset_label(d)} {c}" for d in datasets for c in ("n", "F1", "Judge")]
     rows = []
     for model in models:
@@ -209,7 +210,7 @@ def report_tables(stats: Sequence[RunStats]) -> list[Table]:
     subsets += sorted({x.subset for x in stats} - set(subsets))
     tables = [score_table(stats, s) for s in subsets]
     for subset in subsets:
-        models = sorted({x.model for x in stats if x.subset == subset}, key=_model_key)
+        models = sorted({x.model for x in stats if x.subset == subset}, key=model_key)
         tables += [tool_use_table(stats, m, subset) for m in models]
     return tables
 
@@ -244,7 +245,7 @@ def plot_tool_use(stats: Sequence[RunStats], path: str | Path, subset: str = "fu
         raise ImportError("plots need matplotlib: pip install matplotlib==3.11.2") from exc
     chosen = [s for s in stats if s.subset == subset]
     datasets = [d for d in registered_datasets() if any(s.dataset == d for s in chosen)]
-    models = sorted({s.model for s in chosen}, key=_model_key)
+    models = sorted({s.model for s in chosen}, key=model_key)
     cells = {(s.model, s.dataset): s for s in chosen}
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), constrained_layout=True)
     width = 0.8 / max(1, len(models))
