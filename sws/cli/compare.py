@@ -29,6 +29,7 @@ from sws.config.flags import OUT_DIR
     show_default=True,
     help="--replay URL: bearer token from this variable.",
 )
+@click.option("--model", help="Compare this model's records only (a side may hold several: a whole tree).")
 @click.option("--seed", default=42, show_default=True, help="The bootstrap's seed.")
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(min=100))
 @click.option(
@@ -39,7 +40,7 @@ from sws.config.flags import OUT_DIR
     help="Differing replayed calls shown with both texts.",
 )
 @click.option("--no-plots", is_flag=True)
-def compare_command(a, b, out, env, token_env, seed, resamples, show, no_plots) -> None:
+def compare_command(a, b, out, env, token_env, model, seed, resamples, show, no_plots) -> None:
     """Compare two runs question by question (Δ = B − A): F1, EM, judge flips, stop reasons, rounds, calls,
     tokens, runtime, with a paired bootstrap 95 % interval of each mean Δ; questions on one side only are
     listed. A and B are each an sws run (or a folder of runs of one model) or a reference output tree
@@ -56,7 +57,7 @@ def compare_command(a, b, out, env, token_env, seed, resamples, show, no_plots) 
     from sws.eval.replay import ReplayError, open_environment, replay
 
     try:
-        comparison = compare(load_side(a), load_side(b), seed, resamples)
+        comparison = compare(load_side(a, model), load_side(b, model), seed, resamples)
         replayed = None
         if env:
             tools = open_environment(env, os.environ.get(token_env) or None)

@@ -17,6 +17,7 @@ Project decisions:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,12 +145,16 @@ class Comparison:
         return [q for q in self.questions if q.differs]
 
 
-def load_side(path: str | Path) -> Side:
-    """The records at ``path``: every sws run at or below it (``run.json``), else a reference output tree.
+def load_side(path: str | Path, model: str | None = None) -> Side:
+    """The records at ``path``: every sws run at or below it (``run.json``), else a reference output tree (or
+    one ``<Dataset>/<model>`` folder of one); ``model`` keeps that model's only (a tree's model folder name
+    or the records' model).
 
     Raises:
-        CompareError: ``path`` is missing or not a folder, holds neither, or cannot be read.
+        CompareError: ``path`` is missing or not a folder, holds neither, cannot be read, or holds no records
+            (of ``model``).
     """
+    from sws.eval.reference_runs import is_reference_path, read_reference
     from sws.eval.report import find_runs
     from sws.eval.results import DamagedPartError, load_records
 
@@ -159,40 +164,60 @@ def load_side(path: str | Path) -> Side:
     runs = find_runs([path])
     if runs:
         try:
-            return side_from_records(path, "sws run", [r for run in runs for r in load_records(run)])
+            records = [r for run in runs for r in load_records(run) if model in (None, r.model)]
         except (DamagedPartError, OSError) as exc:
             raise CompareError(f"{path}: {exc}") from exc
+        return side_from_records(path, "sws run", records, model=model)
+    if is_reference_path(path):
+        try:
+            tree = read_reference(path)
+        except OSError as exc:
+            raise CompareError(f"{path}: {exc}") from exc
+        chosen = [
+            run
+            for run in tree.runs
+            if model is None or run.model == model or any(r.model == model for r in run.records)
+        ]
+        records = [r for run in chosen for r in run.records]
+        problems = [line for run in chosen for line in run.problem_lines()]
+        return side_from_records(path, "reference tree", records, problems, model)
     raise CompareError(
         f"{path} holds neither an sws run (run.json) nor a reference output tree (<Dataset>/<model>/<qid>.json)"
     )
 
 
 def side_from_records(
-    path: str | Path, kind: str, records: Iterable[EpisodeRecord], problems: Sequence[str] = ()
+    path: str | Path,
+    kind: str,
+    records: Iterable[EpisodeRecord],
+    problems: Sequence[str] = (),
+    model: str | None = None,
 ) -> Side:
-    """A side of ``records``; a second record of a (dataset, id) is a problem, named (the first is kept).
+    """A side of ``records`` in (dataset, id) order; a second record of a (dataset, id) is a problem, named
+    (the first is kept).
 
     Raises:
-        CompareError: no records, or records of several models (a question would be matched twice).
+        CompareError: no records (of ``model``), or records of several models (a question would be matched
+            twice).
     """
+    records = list(records)
+    models = sorted({r.model for r in records})
+    if len(models) > 1:
+        raise CompareError(
+            f"{path} holds runs of several models ({', '.join(models)}): pick one with --model, or name one "
+            "model's run or <Dataset>/<model> folder"
+        )
     keyed: dict[tuple[str, str], EpisodeRecord] = {}
     found = list(problems)
     for record in records:
         key = (record.dataset, record.id)
         if key in keyed:
-            found.append(
-                f"{record.dataset}/{record.id}: a second record (model {record.model}); kept the first"
-            )
+            found.append(f"{record.dataset}/{record.id}: recorded twice (two runs of it); kept the first")
         else:
             keyed[key] = record
-    side = Side(str(path), kind, keyed, found)
     if not keyed:
-        raise CompareError(f"{path}: no episode records to compare")
-    if len(side.models) > 1:
-        raise CompareError(
-            f"{path} holds runs of several models ({', '.join(side.models)}): name one model's run or folder"
-        )
-    return side
+        raise CompareError(f"{path}: no episode records{f' of model {model}' if model else ''} to compare")
+    return Side(str(path), kind, dict(sorted(keyed.items(), key=lambda kv: _natural(kv[0]))), found)
 
 
 def compare(a: Side, b: Side, seed: int = 42, resamples: int = 10_000) -> Comparison:
@@ -207,7 +232,7 @@ def compare(a: Side, b: Side, seed: int = 42, resamples: int = 10_000) -> Compar
         raise CompareError(
             f"A and B share no dataset (A: {', '.join(sorted(datasets_a))}; B: {', '.join(sorted(datasets_b))})"
         )
-    keys = list(a.records) + [k for k in b.records if k not in a.records]
+    keys = sorted(a.records.keys() | b.records.keys(), key=_natural)
     questions = [
         QuestionDiff(d, qid, _values(a.records.get((d, qid))), _values(b.records.get((d, qid))))
         for d, qid in keys
@@ -235,6 +260,11 @@ def paired_bootstrap(
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def _natural(key: tuple[str, str]) -> tuple:
+    """(dataset, id) with the id's digit runs as numbers: ``test_2`` before ``test_10``."""
+    return key[0], [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", key[1])]
 
 
 def _values(record: EpisodeRecord | None) -> dict[str, Any] | None:

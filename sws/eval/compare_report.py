@@ -84,7 +84,7 @@ def to_markdown(comparison: Comparison, replayed: ReplayResult | None = None, li
     lines += [f"- Δ is B − A; 95 % paired bootstrap interval ({comparison.resamples:,} resamples, seed "]
     lines[-1] += f"{comparison.seed}); {_NOT_DIFFERING}"
     for name, side in (("A", a), ("B", b)):
-        lines += _listed(f"{name}: {len(side.problems)} skipped", side.problems, listed)
+        lines += _listed(f"{name}: what could not be read as it is", side.problems, listed)
     for name, group in comparison.groups.items():
         title = "All datasets" if name == ALL else dataset_label(name)
         lines += [

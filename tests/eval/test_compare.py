@@ -219,3 +219,68 @@ def test_bad_inputs_are_one_line_errors(runs, leads_root, damaged_index, tmp_pat
         last = result.output.strip().splitlines()[-1]
         assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output)
         assert last.startswith("Error: ") and message in last, (args, last)
+
+
+def reference_tree(run, root, model="scripted-searcher"):
+    """``run``'s records as the reference runner writes them: ``root/<Dataset>/<model>/<qid>.json``."""
+    for record in load_records(run):
+        path = root / record.dataset / model / f"{record.id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+    return root
+
+
+def test_a_reference_tree_is_compared_and_replayed_as_a_run(runs, leads_root, tmp_path):
+    tree = reference_tree(runs / "b", tmp_path / "output_full_test")
+    folder = tree / "Bamboogle" / "scripted-searcher"
+    (folder / "test_9.json.tmp").write_text("{")  # an interrupted write
+    (folder / "test_8.json").write_text('{"id": "test_8", "ques')  # truncated
+    result, report = compare(runs / "a", tree, tmp_path / "out", "--replay", str(leads_root / "index"))
+    assert result.exit_code == 0, result.output
+    assert report["b"]["kind"] == "reference tree" and report["b"]["records"] == 4
+    assert report["differing"] == report["only_a"] == report["only_b"] == []
+    assert report["groups"]["Bamboogle"]["paired"] == 4
+    problems = report["b"]["problems"]
+    assert any("1 file(s) leftover .json.tmp" in p and "test_9.json.tmp" in p for p in problems), problems
+    assert any("1 file(s) not JSON" in p and "test_8.json" in p for p in problems), problems
+    assert any("4 file(s) no gpt_judge" in p for p in problems) and "test_8.json" in result.output
+    replay = report["replay"]
+    assert replay["calls"] == 20 and replay["differing"] == 0
+    assert {g: c["identical"] == c["calls"] for g, c in replay["groups"].items()} == dict.fromkeys(
+        ["open_url", "search (keywords)", "search (only_title)", "search (vector)", "submit_answer"], True
+    )
+
+    # one answer changed in the tree: reported at exactly that question
+    changed = json.loads((folder / "test_1.json").read_text())
+    (folder / "test_1.json").write_text(json.dumps({**changed, "predicted_answer": "Nobody"}))
+    _, report = compare(runs / "a", tree, tmp_path / "changed")
+    assert report["differing"] == ["Bamboogle/test_1"]
+
+
+def test_a_tree_of_two_models_is_compared_one_model_at_a_time(runs, tmp_path):
+    tree = reference_tree(runs / "b", tmp_path / "tree")
+    reference_tree(runs / "a", tree, "other-model")
+    for record in (tree / "Bamboogle" / "other-model").iterdir():
+        record.write_text(
+            record.read_text().replace('"model": "scripted-searcher"', '"model": "other-model"')
+        )
+    refused = CliRunner().invoke(cli, ["compare", str(runs / "a"), str(tree), "--out", str(tmp_path / "out")])
+    assert refused.exit_code == 1
+    assert (
+        "holds runs of several models (other-model, scripted-searcher): pick one with --model"
+        in refused.output
+    )
+    result, report = compare(runs / "a", tree, tmp_path / "out", "--model", "scripted-searcher")
+    assert result.exit_code == 0, result.output
+    assert report["b"]["models"] == ["scripted-searcher"] and report["differing"] == []
+
+
+def test_a_question_recorded_twice_on_one_side_is_named(runs, tmp_path):
+    shutil.copytree(runs / "b", tmp_path / "both" / "first")
+    shutil.copytree(runs / "b", tmp_path / "both" / "second")
+    result, report = compare(runs / "a", tmp_path / "both", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert sorted(report["b"]["problems"]) == [
+        f"Bamboogle/test_{i}: recorded twice (two runs of it); kept the first" for i in range(4)
+    ]
+    assert report["b"]["records"] == 4 and report["differing"] == []
