@@ -14,6 +14,7 @@ from sws import __version__
 from sws.cli.build import build
 from sws.cli.compare import compare_command
 from sws.cli.evaluate import eval_command, report_command
+from sws.cli.export import export_command
 from sws.cli.fetch import fetch
 from sws.cli.index import build_index_command, embed_command, index_group, open_command, search_command
 from sws.cli.quickstart import quickstart
@@ -37,6 +38,7 @@ cli.add_command(open_command)
 cli.add_command(eval_command)
 cli.add_command(report_command)
 cli.add_command(compare_command)
+cli.add_command(export_command)
 cli.add_command(quickstart)
 cli.add_command(serve)
 cli.add_command(ui_command)
