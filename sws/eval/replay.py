@@ -23,9 +23,10 @@ from sws.eval.records import EpisodeRecord
 NOT_DETERMINISTIC = (
     "rrf on the reference side: the reference orders equal fused scores in Python's string-hash order "
     "(PYTHONHASHSEED, new at every server start), so tied hits recorded by the reference can be listed in "
-    "another order than a replay gives (sws breaks ties by score, best single-list rank, chunk id); "
-    "keywords, vector, only_title, open_url and submit_answer observations are deterministic over the same "
-    "index and query embedder"
+    "another order than a replay gives (sws breaks ties by score, best single-list rank, chunk id); vector "
+    "(and rrf) queries embedded by another runtime or precision (the served OpenVINO bf16 beside torch fp32) "
+    "can reorder near-ties; keywords, only_title, open_url and submit_answer are deterministic over the same "
+    "index, and vector too with the same query embedder"
 )
 CONCURRENCY = 8
 
@@ -163,4 +164,12 @@ async def _replay_all(calls: list[RecordedCall], tools: Any) -> list[ReplayedCal
         async with limit:
             return ReplayedCall(call, await runner.run(call.tool, call.arguments))
 
-    return list(await asyncio.gather(*(one(c) for c in calls)))
+    tasks = [asyncio.ensure_future(one(c)) for c in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:  # after a failure, the calls still running are cancelled before the sessions close
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if hasattr(tools, "aclose"):  # the HTTP client's sessions belong to this event loop
+            await tools.aclose()

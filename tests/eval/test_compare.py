@@ -12,6 +12,7 @@ from sws.agent.scripted_server import ScriptedLLMServer
 from sws.cli import cli
 from sws.eval import EpisodeRecord, PartWriter, load_records
 from sws.eval.compare import paired_bootstrap
+from sws.eval.reference_export import export_reference
 from sws.eval.results import part_files
 
 pytestmark = pytest.mark.usefixtures("ray_local")
@@ -198,6 +199,10 @@ def test_bad_inputs_are_one_line_errors(runs, leads_root, damaged_index, tmp_pat
         records[0].model = "someone-else"
         return records
 
+    truncated = tmp_path / "truncated"
+    shutil.copytree(runs / "b", truncated)
+    part = part_files(truncated)[0]
+    part.write_bytes(part.read_bytes()[:100])
     hotpot = edited(runs / "b", tmp_path / "hotpot", other_dataset)
     two_models = edited(runs / "b", tmp_path / "two-models", other_model)
     a = str(runs / "a")
@@ -209,6 +214,7 @@ def test_bad_inputs_are_one_line_errors(runs, leads_root, damaged_index, tmp_pat
             f"{tmp_path / 'empty'} holds neither an sws run (run.json) nor a reference",
         ),
         ([str(no_records), a], f"{no_records}: no episode records to compare"),
+        ([a, str(truncated)], f"{truncated}: damaged part file {part}: "),
         ([a, str(hotpot)], "A and B share no dataset (A: Bamboogle; B: hotpotqa)"),
         ([a, str(two_models)], "holds runs of several models (scripted-searcher, someone-else)"),
         ([a, a, "--replay", str(tmp_path / "nowhere")], "neither an http(s) URL nor an index directory"),
@@ -221,12 +227,10 @@ def test_bad_inputs_are_one_line_errors(runs, leads_root, damaged_index, tmp_pat
         assert last.startswith("Error: ") and message in last, (args, last)
 
 
-def reference_tree(run, root, model="scripted-searcher"):
-    """``run``'s records as the reference runner writes them: ``root/<Dataset>/<model>/<qid>.json``."""
-    for record in load_records(run):
-        path = root / record.dataset / model / f"{record.id}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+def reference_tree(run, root):
+    """``run`` exported as the reference runner writes its outputs: ``root/<Dataset>/<model>/<qid>.json``."""
+    summary = export_reference([run], root)
+    assert summary.skipped == [], summary.lines()
     return root
 
 
@@ -259,7 +263,8 @@ def test_a_reference_tree_is_compared_and_replayed_as_a_run(runs, leads_root, tm
 
 def test_a_tree_of_two_models_is_compared_one_model_at_a_time(runs, tmp_path):
     tree = reference_tree(runs / "b", tmp_path / "tree")
-    reference_tree(runs / "a", tree, "other-model")
+    other = reference_tree(runs / "a", tmp_path / "other") / "Bamboogle" / "scripted-searcher"
+    other.rename(tree / "Bamboogle" / "other-model")
     for record in (tree / "Bamboogle" / "other-model").iterdir():
         record.write_text(
             record.read_text().replace('"model": "scripted-searcher"', '"model": "other-model"')
@@ -284,3 +289,46 @@ def test_a_question_recorded_twice_on_one_side_is_named(runs, tmp_path):
         f"Bamboogle/test_{i}: recorded twice (two runs of it); kept the first" for i in range(4)
     ]
     assert report["b"]["records"] == 4 and report["differing"] == []
+
+
+def test_replay_over_http_against_the_retrieval_service(runs, leads_root, tmp_path, monkeypatch):
+    """The retrieval service's real HTTP app over the same index (bearer token), served by uvicorn."""
+    from serve.retrieval.http_app import make_http_app
+    from serve.retrieval.service import RetrievalService
+    from sws.search import SearchEngine
+    from tests.ui.helpers import ServedApp
+
+    service = RetrievalService(SearchEngine.open(leads_root / "index"))
+    try:
+        with ServedApp(make_http_app(service, token="replay-token")) as app:
+            monkeypatch.delenv("SWS_SERVE_TOKEN", raising=False)
+            refused = CliRunner().invoke(
+                cli,
+                [
+                    "compare",
+                    str(runs / "a"),
+                    str(runs / "b"),
+                    "--out",
+                    str(tmp_path / "x"),
+                    "--replay",
+                    app.url,
+                ],
+            )
+            monkeypatch.setenv("SWS_SERVE_TOKEN", "replay-token")
+            result, report = compare(runs / "a", runs / "b", tmp_path / "out", "--replay", app.url)
+    finally:
+        service.close()
+    last = refused.output.strip().splitlines()[-1]
+    assert (
+        refused.exit_code == 1
+        and last.startswith(f"Error: replay against {app.url} failed: ")
+        and "401" in last
+    )
+    assert result.exit_code == 0, result.output
+    replay = report["replay"]
+    assert (replay["calls"], replay["differing"]) == (20, 0)
+    assert (
+        replay["groups"]["search (keywords)"]
+        == replay["groups"]["search (vector)"]
+        == {"calls": 4, "identical": 4}
+    )
