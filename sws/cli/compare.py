@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from sws.cli.options import one_line_errors
 from sws.config.flags import OUT_DIR
 
 
@@ -67,6 +68,7 @@ def compare_command(a, b, out, env, token_env, model, seed, resamples, show, no_
                 tools.close()
     except (CompareError, ReplayError) as exc:
         raise click.ClickException(str(exc)) from exc
-    paths = write_comparison(comparison, out, replayed, plots=not no_plots)
+    with one_line_errors():  # a full disk, a folder it may not write
+        paths = write_comparison(comparison, out, replayed, plots=not no_plots)
     click.echo((Path(out) / "compare.md").read_text(encoding="utf-8"))
     click.echo("\n".join(f"wrote {p}" for p in paths), err=True)
