@@ -260,6 +260,7 @@ def run(
     from serve.retrieval import build_app, check_index
     from serve.retrieval.embedding import open_query_embedder
     from serve.run_dir import make_run_dir
+    from sws.env import import_tool_modules
     from sws.raykit import init_ray
     from sws.torch_companions import check_torch_companions
 
@@ -267,6 +268,7 @@ def run(
     if local:
         check_torch_companions()  # before starting anything: a broken torchvision fails every model load
     check_index(replace(cfg, verify_on_open=False))  # before starting anything (checksums: by build_app)
+    import_tool_modules(cfg.tool_modules)  # so are the tool modules (each replica imports them again)
     if cfg.embedding.endpoint:  # so is the query embedding server (each replica checks it again)
         open_query_embedder(cfg.index, endpoint=cfg.embedding.endpoint)
     if llm is not None:

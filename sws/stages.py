@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -48,6 +48,7 @@ from serve.retrieval.embedding import (
 )
 from serve.retrieval.service import Limits, Overloaded, RetrievalService
 from sws.config import AutoscalingSettings, ServeConfig, merge_section
+from sws.env import import_tool_modules
 from sws.host_guard import HostPolicy
 from sws.manifest import versions
 
@@ -85,6 +86,7 @@ class RetrievalIngress:
 
         bind_replica_grpc_to_node_ip()
         install_client_bounds()  # before Serve starts this replica's HTTP server (HAProxy's ingress)
+        import_tool_modules(cfg.tool_modules)
         self.cfg = cfg
         manifest = self.manifest = read_manifest(Path(cfg.index))
         self._embedder = embedder
@@ -292,10 +294,13 @@ def build_app(cfg: ServeConfig | dict[str, Any]) -> Any:
     """The retrieval application (an unstarted ``serve.Application``).
 
     Raises:
-        ValueError: bad settings or no index directory.
+        ValueError: bad settings, no index directory, or a tool module that cannot be imported.
         SwsIndexError: ``verify_on_open`` found a damaged index file (named).
     """
     cfg = check_index(load_serve_config(cfg))
+    import_tool_modules(
+        cfg.tool_modules
+    )  # here first: a module that does not import is refused before deploying
     embedder = None
     if cfg.embedding.batching:
         emb = cfg.embedding

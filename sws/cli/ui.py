@@ -20,7 +20,7 @@ import click
     "run_dirs",
     multiple=True,
     type=click.Path(exists=True, file_okay=False),
-    help="A results directory (holding run.json) or a folder of them; repeat for more.",
+    help="A results directory (holding run.json), a folder of them, or a reference output tree; repeatable.",
 )
 @click.option("--port", type=int, default=8765, show_default=True, help="Port (0 picks a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (no authentication!).")

@@ -175,6 +175,9 @@ class ServeConfig:
     mcp_max_streams: int = 16  # open GET /mcp streams per replica (each holds a request slot); 503 beyond
     mcp_stream_idle_s: float = 120.0  # a GET /mcp stream that sends no message this long is closed
     tools: ToolOptions = field(default_factory=ToolOptions)
+    # modules whose tools register when imported (sws.env.register_tool): imported by the app builder, which
+    # refuses one that does not import, and by each replica; /tools, /call and MCP then answer their tools
+    tool_modules: list[str] = field(default_factory=list)
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     embedding: QueryEmbeddingConfig = field(default_factory=QueryEmbeddingConfig)
 

@@ -17,7 +17,9 @@ API:
   :meth:`ReferenceTree.problem_lines` / :meth:`ReferenceRun.problem_lines` are the one-line-per-kind
   summaries callers print.
 - :func:`find_reference_trees` ``(paths)``: the trees at or one level below ``paths``;
-  :func:`is_reference_path` says whether a directory is a tree or a dataset/model folder.
+  :func:`is_reference_path` says whether a directory is a tree or a dataset/model folder;
+  :func:`reference_folders` lists a tree's dataset/model folders (:class:`ReferenceFolder`) without reading
+  them, and :func:`read_reference_run` reads one.
 - :func:`record_from_reference` ``(obj, dataset, index)``: one parsed ``{qid}.json`` object as a record.
 
 Mapping: ``id``, ``type``, ``question``, ``answer`` (``str``; ``""`` when the item had no gold),
@@ -180,27 +182,44 @@ def read_reference(path: str | Path) -> ReferenceTree:
         ValueError: ``path`` is neither (:func:`is_reference_path`).
     """
     path = Path(path)
+    folders = reference_folders(path)
+    models = tuple(sorted({f.model for f in folders}, key=model_key))
+    runs = [read_reference_run(f.path, f.dataset, f.model, f.subset) for f in folders]
+    return ReferenceTree(path, _subset(path if _is_tree(path) else path.parent.parent), runs, models)
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceFolder:
+    """Where one (dataset, model) folder of a reference tree is, not yet read."""
+
+    path: Path
+    dataset: str
+    model: str
+    subset: str
+
+
+def reference_folders(path: str | Path) -> list[ReferenceFolder]:
+    """The dataset/model folders of a tree (datasets in registry order, models in the reference script's
+    order), or the one folder given, without reading them.
+
+    Raises:
+        ValueError: ``path`` is neither a tree nor such a folder (:func:`is_reference_path`).
+    """
+    path = Path(path)
     if not is_reference_path(path):
         raise ValueError(
             f"{path} is not a reference output tree (<root>/<Dataset>/<model>/<qid>.json) nor a "
             f"<Dataset>/<model> folder of one (datasets: {', '.join(registered_datasets())})"
         )
     if not _is_tree(path):
-        subset = _subset(path.parent.parent)
-        run = read_reference_run(path, path.parent.name, path.name, subset)
-        return ReferenceTree(path, subset, [run], (path.name,))
-    subset = _subset(path)
+        return [ReferenceFolder(path, path.parent.name, path.name, _subset(path.parent.parent))]
     datasets = [d for d in registered_datasets() if (path / d).is_dir()]
-    models = tuple(
-        sorted({m.name for d in datasets for m in (path / d).iterdir() if m.is_dir()}, key=model_key)
-    )
-    runs = [
-        read_reference_run(path / d / m, d, m, subset)
-        for d in datasets
-        for m in models
-        if (path / d / m).is_dir()
+    folders = {(d, m.name) for d in datasets for m in _model_dirs(path / d)}
+    models = sorted({m for _, m in folders}, key=model_key)
+    subset = _subset(path)
+    return [
+        ReferenceFolder(path / d / m, d, m, subset) for d in datasets for m in models if (d, m) in folders
     ]
-    return ReferenceTree(path, subset, runs, models)
 
 
 def read_reference_run(path: Path, dataset: str, model: str, subset: str) -> ReferenceRun:
@@ -411,7 +430,13 @@ def _is_error(content: Any) -> bool:
 
 
 def _is_tree(path: Path) -> bool:
-    return any((path / d).is_dir() for d in registered_datasets())
+    """A folder of dataset folders of which one holds a model folder that is not an sws run."""
+    return any(_model_dirs(path / d) for d in registered_datasets() if (path / d).is_dir())
+
+
+def _model_dirs(dataset_dir: Path) -> list[Path]:
+    """The model folders of a dataset folder (sws results directories in it are not)."""
+    return [m for m in dataset_dir.iterdir() if m.is_dir() and not (m / RUN_FILE).exists()]
 
 
 def _subset(root: Path) -> str:

@@ -9,11 +9,16 @@ A run with an unreadable part file or one of another schema (``f1`` as strings, 
 ``run.json`` that is not JSON or is mistyped (``"items": "abc"``), is listed as damaged (which file, why) with
 no rows, so the other runs, ``/runs/all`` and the charts still show; ``sws report --repair`` moves a damaged
 part aside.
+
+A reference output tree (``<root>/<Dataset>/<model>/<qid>.json``, :mod:`sws.eval.reference_runs`) given or one
+level below a given path shows one run per dataset/model folder, read whole (records kept) until the folder's
+files change; the files it could not use are listed on its card.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -24,6 +29,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sws.eval.records import EpisodeRecord
+from sws.eval.reference_runs import (
+    ReferenceFolder,
+    find_reference_trees,
+    read_reference_run,
+    reference_folders,
+)
 from sws.eval.report import RunStats, stats_from_rows
 from sws.eval.results import RUN_FILE, DamagedPartError, part_files, read_part
 from sws.eval.run_meta import DamagedRunError, read_run_meta
@@ -56,11 +67,13 @@ _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9._-]+")
 
 @dataclass(frozen=True, slots=True)
 class RunInfo:
-    """One results directory: a URL-safe ``key``, its path and its ``run.json``."""
+    """One results directory: a URL-safe ``key``, its path and its ``run.json``; ``reference`` for a folder of
+    a reference output tree (its meta then from the folder's names)."""
 
     key: str
     path: Path
     meta: dict[str, Any]
+    reference: ReferenceFolder | None = None
 
     @property
     def label(self) -> str:
@@ -72,13 +85,16 @@ class RunInfo:
 class RunSummary:
     """The cached summary of one run: rows (table columns + ``run``), where each id's record lives, stats;
     ``damage`` (``parts/NAME: reason`` or ``run.json: reason``) when the run cannot be read, and then no
-    rows."""
+    rows; for a reference folder its ``records`` by id and ``problems`` (one line per kind of file it could
+    not use)."""
 
     signature: tuple
     rows: list[dict[str, Any]]
     part_of: dict[str, Path]
     stats: RunStats | None
     damage: str = ""
+    records: dict[str, EpisodeRecord] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def meta_damaged(self) -> bool:
@@ -159,7 +175,8 @@ class TablePage:
 
 
 def discover_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[RunInfo]:
-    """Every results directory at or below ``paths`` (a directory holding ``run.json``), with unique keys."""
+    """Every results directory at or below ``paths`` (a directory holding ``run.json``), then every folder of
+    the reference output trees at or one level below them, with unique keys."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -167,15 +184,23 @@ def discover_runs(paths: list[str | Path] | tuple[str | Path, ...]) -> list[RunI
             found.append(path)
         elif path.is_dir():
             found += sorted(p.parent for p in path.rglob(RUN_FILE))
+    folders = [f for tree in find_reference_trees(paths) for f in reference_folders(tree)]
     runs: list[RunInfo] = []
     used: set[str] = {ALL_RUNS}
+
+    def key(name: str) -> str:
+        base = _UNSAFE_KEY.sub("-", name).strip("-.") or "run"
+        chosen, n = base, 2
+        while chosen in used:
+            chosen, n = f"{base}-{n}", n + 1
+        used.add(chosen)
+        return chosen
+
     for path in dict.fromkeys(p.resolve() for p in found):
-        base = _UNSAFE_KEY.sub("-", path.name).strip("-.") or "run"
-        key, n = base, 2
-        while key in used:
-            key, n = f"{base}-{n}", n + 1
-        used.add(key)
-        runs.append(RunInfo(key, path, _read_meta(path)))
+        runs.append(RunInfo(key(path.name), path, _read_meta(path)))
+    for f in folders:
+        meta = {"dataset": f.dataset, "model": f.model, "subset": f.subset}
+        runs.append(RunInfo(key(f"{f.dataset}-{f.model}-{f.subset}"), f.path.resolve(), meta, f))
     return runs
 
 
@@ -201,7 +226,7 @@ class RunStore:
 
     def summary(self, run: RunInfo) -> RunSummary:
         """The run's cached summary, read again if its part files changed."""
-        signature = _signature(run.path)
+        signature = _signature(run)
         with self._lock:
             cached = self._summaries.get(run.path)
             if cached is not None and cached.signature == signature:
@@ -227,6 +252,8 @@ class RunStore:
 
     def episode(self, run: RunInfo, episode_id: str) -> EpisodeRecord | None:
         """The latest record of ``episode_id`` in ``run``, with its whole conversation (None if unknown)."""
+        if run.reference is not None:
+            return self.summary(run).records.get(episode_id)
         path = self.summary(run).part_of.get(episode_id)
         if path is None or not path.is_file():
             return None
@@ -273,7 +300,11 @@ def _keep(row: dict[str, Any], query: TableQuery) -> bool:
     return True
 
 
-def _signature(run_dir: Path) -> tuple:
+def _signature(run: RunInfo) -> tuple:
+    run_dir = run.path
+    if run.reference is not None:
+        with os.scandir(run_dir) as entries:
+            return tuple(sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in entries))
     out = []
     for path in part_files(run_dir):
         try:
@@ -286,6 +317,8 @@ def _signature(run_dir: Path) -> tuple:
 
 
 def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
+    if run.reference is not None:
+        return _reference_summary(run, run.reference, signature)
     try:
         meta = read_run_meta(run.path)
     except DamagedRunError as exc:
@@ -307,6 +340,19 @@ def _read_summary(run: RunInfo, signature: tuple) -> RunSummary:
     part_of = {rows[i]["id"]: sources[i] for i in last.values()}
     # sws.eval.report.run_stats from the rows already loaded, so opening a run reads its part files once
     return RunSummary(signature, kept, part_of, stats_from_rows(meta, kept))
+
+
+def _reference_summary(run: RunInfo, folder: ReferenceFolder, signature: tuple) -> RunSummary:
+    read = read_reference_run(folder.path, folder.dataset, folder.model, folder.subset)
+    rows = []
+    for record in read.records:
+        row = {key: getattr(record, key) for key in SUMMARY_COLUMNS if hasattr(record, key)}
+        scores = record.eval or {}
+        row |= {"f1": scores.get("f1"), "gpt_judge": scores.get("gpt_judge")}
+        row |= {"total_tokens": record.usage["total_tokens"], "run": run.key}
+        rows.append(row)
+    records = {r.id: r for r in read.records}
+    return RunSummary(signature, rows, {}, read.stats(), records=records, problems=read.problem_lines())
 
 
 def _read_meta(run_dir: Path) -> dict[str, Any]:

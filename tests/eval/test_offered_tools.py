@@ -1,8 +1,10 @@
 """``sws eval`` offers the tools the run names (``eval.tools``), a fourth one included once its module is
-imported where the tools run (``tools.modules``: the driver and each Ray worker), in process over a real index."""
+imported where the tools run (``tools.modules``: the driver and each Ray worker), in process over a real index,
+and through ``sws serve`` (``serve.tool_modules``: its driver and each replica) over HTTP."""
 
 import sys
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -10,6 +12,7 @@ from sws.agent.scripted_server import ScriptedLLMServer
 from sws.cli import cli
 from sws.env import TOOL_NAMES, tool_schemas, unregister_tool
 from sws.eval import load_records
+from tests.startup import RegisteredServe
 
 pytestmark = pytest.mark.usefixtures("ray_local")
 BAMBOOGLE = "tests/data/qa/bamboogle_test.flashrag.jsonl"
@@ -46,6 +49,42 @@ def test_a_fourth_tool_is_offered_and_answered(shout_module, leads_root, tmp_pat
     (record,) = load_records(tmp_path / "run")
     assert record.tools == sent and record.unknown_tool_calls == 0
     assert [m["content"] for m in record.messages if m.get("name") == "shout"] == ["PING"]
+
+
+def test_a_fourth_tool_is_answered_by_sws_serve(shout_module, leads_root, tmp_path):
+    """The module is named to the service and to the run; the episode's tool call goes over ``POST /call``."""
+    script = [
+        {"tool_calls": [["shout", {"text": "over http"}], ["search", {"query": "Ada Lovelace"}]]},
+        {"tool_calls": [["submit_answer", {"answer": "OVER HTTP"}]]},
+    ]
+    args = [f"serve.tool_modules=[{MODULE}]"]
+    with RegisteredServe(leads_root / "index", args=args, log_path=tmp_path / "serve.log") as served:
+        listed = httpx.get(f"{served.url}/tools").json()["tools"]
+        with ScriptedLLMServer(script=script) as llm:
+            result = run(
+                leads_root,
+                tmp_path / "run",
+                llm.url,
+                f"eval.tools=[{','.join(TOOL_NAMES)},shout]",
+                f"tools.modules=[{MODULE}]",
+                "tools.transport=http",
+                f"tools.url={served.url}",
+            )
+    assert result.exit_code == 0, result.output
+    assert [t["function"]["name"] for t in listed] == [*TOOL_NAMES, "shout"]
+    (record,) = load_records(tmp_path / "run")
+    assert [m["content"] for m in record.messages if m.get("name") == "shout"] == ["OVER HTTP"]
+    assert record.search_calls == 1 and record.unknown_tool_calls == 0
+
+
+def test_sws_serve_refuses_a_tool_module_that_does_not_import(leads_root, tmp_path):
+    log = tmp_path / "serve.log"
+    args = ["serve.tool_modules=[tests.eval.no_such_tool]"]
+    served = RegisteredServe(leads_root / "index", args=args, log_path=log)
+    with pytest.raises(RuntimeError, match="exited before it was ready"):
+        served.start()
+    assert served.process.returncode == 1
+    assert "Error: cannot import tool module 'tests.eval.no_such_tool': No module named" in log.read_text()
 
 
 def test_an_unknown_tool_or_module_is_refused_before_the_run(shout_module, leads_root, tmp_path):

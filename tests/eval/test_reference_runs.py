@@ -110,3 +110,11 @@ def test_bad_files_counted_and_named(tmp_path):
     assert f"{folder}: 1 file(s) id already read from another file" in lines[1]
     assert any(line.endswith(": cut.json") and "not JSON" in line for line in lines)
     assert len(lines) == len(kinds)
+
+
+def test_sws_runs_in_dataset_folders_are_not_a_reference_tree(tmp_path):
+    run = tmp_path / "runs" / "HotpotQA" / "Qwen3.5-9B"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text("{}")
+    assert find_reference_trees([tmp_path, tmp_path / "runs"]) == []
+    assert not is_reference_path(run)
