@@ -11,7 +11,8 @@ Project decisions:
   differ. Tokens and runtime are compared (their Δ is in the tables) but never make a question differ: runtime
   changes with every run, and the tokens a service counts can too.
 - A score a record lacks (no ``eval``: an errored episode; no ``gpt_judge``: no judge ran) is counted and named
-  per side and field; the paired means are over the questions where both sides have it (``n`` says how many).
+  per side and field, never a difference; the paired means are over the questions where both sides have it
+  (``n`` says how many).
 - Judge flips are counted both ways: ``0→1`` (A wrong, B right) and ``1→0``.
 """
 
@@ -83,9 +84,14 @@ class QuestionDiff:
 
     @property
     def differs(self) -> list[str]:
+        """The fields of :data:`DIFFERS_ON` that differ; a score one side lacks is missing, not different."""
         if self.a is None or self.b is None:
             return []
-        return [k for k in DIFFERS_ON if self.a[k] != self.b[k]]
+        return [
+            k
+            for k in DIFFERS_ON
+            if self.a[k] != self.b[k] and not (k in SCORES and None in (self.a[k], self.b[k]))
+        ]
 
     def delta(self, metric: str) -> float | None:
         if self.a is None or self.b is None or self.a[metric] is None or self.b[metric] is None:

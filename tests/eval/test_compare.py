@@ -4,6 +4,7 @@ index (in process, Ray workers), copies with one change injected, and ``--replay
 import json
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -332,3 +333,88 @@ def test_replay_over_http_against_the_retrieval_service(runs, leads_root, tmp_pa
         == replay["groups"]["search (vector)"]
         == {"calls": 4, "identical": 4}
     )
+
+
+# The reference runner's own output (tests/data/reference_runs/README.md): run_qa_agent.py with the scripted
+# policies as models, its tools served by sws over the leads index
+REFERENCE = Path("tests/data/reference_runs")
+TREE = REFERENCE / "tree" / "output_full_test"
+
+
+@pytest.fixture(scope="module")
+def heuristic_runs(leads_root, tmp_path_factory):
+    """sws's runs of the reference fixture's full_test questions with its ``heuristic`` policy, one per dataset."""
+    root = tmp_path_factory.mktemp("heuristic")
+    with ScriptedLLMServer() as llm:
+        for data in sorted((REFERENCE / "questions" / "full_test").iterdir()):
+            dataset = data.name.split(".")[0]
+            args = ["eval", "--dataset", dataset, "--data", str(data), "--llm-base-url", llm.url]
+            args += [
+                "--model",
+                "heuristic",
+                "--index",
+                str(leads_root / "index"),
+                "--out",
+                str(root / dataset),
+            ]
+            result = CliRunner().invoke(cli, [*args, "eval.workers=1"])
+            assert result.exit_code == 0, result.output
+    return root
+
+
+def test_sws_and_the_reference_runner_agree_on_every_question(heuristic_runs, tmp_path):
+    """The same scripted policy run by sws and by the reference runner: 0 differences, the whole tree at once."""
+    result, report = compare(heuristic_runs, TREE, tmp_path, "--model", "heuristic")
+    assert result.exit_code == 0, result.output
+    assert report["b"]["kind"] == "reference tree" and report["b"]["records"] == 9
+    assert report["differing"] == report["only_a"] == report["only_b"] == []
+    assert {name: g["paired"] for name, g in report["groups"].items()} == {
+        "Bamboogle": 3,
+        "HotpotQA": 3,
+        "MuSiQue": 3,
+        "all": 9,
+    }
+    metrics = report["groups"]["all"]["metrics"]
+    assert {m: metrics[m]["mean_delta"] for m in ("f1", "em", "rounds", "search_calls", "open_calls")} == {
+        "f1": 0.0,
+        "em": 0.0,
+        "rounds": 0.0,
+        "search_calls": 0.0,
+        "open_calls": 0.0,
+    }
+    # the reference judged (an exact match 1, no verdict otherwise), sws did not: named, never a difference
+    assert len(report["missing"]["A"]["judge"]) == 9 and len(report["missing"]["B"]["judge"]) < 9
+    assert "## All datasets" in result.output
+
+
+def test_the_reference_trajectories_replay_identically_over_the_same_index(leads_root, tmp_path):
+    result, report = compare(
+        TREE, TREE, tmp_path, "--model", "heuristic", "--replay", str(leads_root / "index")
+    )
+    assert result.exit_code == 0, result.output
+    assert report["replay"]["groups"] == {
+        "open_url": {"calls": 9, "identical": 9},
+        "search (rrf)": {"calls": 9, "identical": 9},
+        "submit_answer": {"calls": 9, "identical": 9},
+    }
+
+
+def test_a_reference_folder_with_bad_files_is_compared_with_each_named(tmp_path):
+    clean = TREE / "HotpotQA" / "search_then_submit"
+    edges = REFERENCE / "edge_cases" / "output_full_test" / "HotpotQA" / "search_then_submit"
+    result, report = compare(clean, edges, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert report["differing"] == [] and report["only_a"] == []
+    assert report["only_b"] == ["HotpotQA/eval_null", "HotpotQA/no_judge"]
+    assert report["missing"]["B"]["f1"] == ["HotpotQA/eval_null"]
+    problems = "\n".join(report["b"]["problems"])
+    for kind, name in [
+        ("leftover .json.tmp", "leftover.json.tmp"),
+        ("not UTF-8", "latin1.json"),
+        ("not JSON", "truncated.json"),
+        ("id already read from another file", "duplicate.json"),
+        ("eval is null", "eval_null.json"),
+        ("no gpt_judge", "no_judge.json"),
+    ]:
+        assert any(kind in line and name in line for line in report["b"]["problems"]), (kind, problems)
+        assert name in result.output
