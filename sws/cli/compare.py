@@ -53,17 +53,17 @@ def compare_command(a, b, out, env, token_env, model, seed, resamples, show, no_
       sws compare A B --replay sws-out/index          # is the index the one B's observations came from?
       sws compare A B --replay http://127.0.0.1:11536
     """
-    from sws.eval.compare import CompareError, compare, load_side
+    from sws.eval.compare import CompareError, compare_sides, load_side
     from sws.eval.compare_report import write_comparison
-    from sws.eval.replay import ReplayError, open_environment, replay
+    from sws.eval.replay import ReplayError, open_environment, replay_calls
 
     try:
-        comparison = compare(load_side(a, model), load_side(b, model), seed, resamples)
+        comparison = compare_sides(load_side(a, model), load_side(b, model), seed, resamples)
         replayed = None
         if env:
             tools = open_environment(env, os.environ.get(token_env) or None)
             try:
-                replayed = replay(comparison.b.records.values(), tools, env, show)
+                replayed = replay_calls(comparison.b.records.values(), tools, env, show)
             finally:
                 tools.close()
     except (CompareError, ReplayError) as exc:

@@ -226,7 +226,7 @@ def side_from_records(
     return Side(str(path), kind, dict(sorted(keyed.items(), key=lambda kv: _natural(kv[0]))), found)
 
 
-def compare(a: Side, b: Side, seed: int = 42, resamples: int = 10_000) -> Comparison:
+def compare_sides(a: Side, b: Side, seed: int = 42, resamples: int = 10_000) -> Comparison:
     """Match ``a`` and ``b`` question by question and summarise per dataset.
 
     Raises:

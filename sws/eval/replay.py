@@ -129,7 +129,7 @@ def open_environment(env: str, token: str | None = None) -> Any:
         raise ReplayError(f"--replay {env}: {exc}") from exc
 
 
-def replay(records: Iterable[EpisodeRecord], tools: Any, environment: str, show: int = 5) -> ReplayResult:
+def replay_calls(records: Iterable[EpisodeRecord], tools: Any, environment: str, show: int = 5) -> ReplayResult:
     """Issue every recorded call of ``records`` against ``tools`` and diff the observations.
 
     Raises:

@@ -1,5 +1,6 @@
 """``sws compare`` through the real CLI on real runs: ``sws eval`` of one scripted policy twice over the leads
-index (in process, Ray workers), copies with one change injected, and ``--replay`` against that index."""
+index (in process, Ray workers: the tests marked ``ray``), copies with one change injected, the reference
+runner's own output tree, and ``--replay`` against that index in process and over HTTP."""
 
 import json
 import shutil
@@ -16,7 +17,6 @@ from sws.eval.compare import paired_bootstrap
 from sws.eval.reference_export import export_reference
 from sws.eval.results import part_files
 
-pytestmark = pytest.mark.usefixtures("ray_local")
 BAMBOOGLE = "tests/data/qa/bamboogle_test.flashrag.jsonl"
 EDITED = "1. [Nothing](https://en.wikipedia.org/wiki/0)"
 SCRIPT = [
@@ -33,7 +33,7 @@ SCRIPT = [
 
 
 @pytest.fixture(scope="module")
-def runs(leads_root, tmp_path_factory):
+def runs(ray_local, leads_root, tmp_path_factory):
     """Two runs of the same scripted policy (4 Bamboogle questions), each by its own ``sws eval``."""
     root = tmp_path_factory.mktemp("compare")
     with ScriptedLLMServer(script=SCRIPT) as llm:
@@ -70,6 +70,7 @@ def compare(a, b, out, *extra):
     return result, report
 
 
+@pytest.mark.ray
 def test_the_same_policy_run_twice_differs_nowhere(runs, tmp_path):
     result, report = compare(runs / "a", runs / "b", tmp_path)
     assert result.exit_code == 0, result.output
@@ -87,6 +88,7 @@ def test_the_same_policy_run_twice_differs_nowhere(runs, tmp_path):
     assert len(rows) == 5 and rows[0].startswith("dataset,id,present,differs,answer_a,answer_b,f1_a,f1_b")
 
 
+@pytest.mark.ray
 def test_an_injected_change_is_reported_at_exactly_that_question(runs, tmp_path):
     def change(records):
         target = records[2]
@@ -105,6 +107,7 @@ def test_an_injected_change_is_reported_at_exactly_that_question(runs, tmp_path)
     assert f"| Bamboogle | {changed.id} | answer" in result.output
 
 
+@pytest.mark.ray
 def test_judge_flips_are_counted_both_ways(runs, tmp_path):
     def judged(verdicts):
         def edit(records):
@@ -123,6 +126,7 @@ def test_judge_flips_are_counted_both_ways(runs, tmp_path):
     assert "- judge flips (A→B): 0→1 2, 1→0 1" in result.output
 
 
+@pytest.mark.ray
 def test_a_question_on_one_side_only_is_listed(runs, tmp_path):
     b = edited(runs / "b", tmp_path / "b", lambda records: records[1:])
     dropped = load_records(runs / "b")[0].id
@@ -135,6 +139,7 @@ def test_a_question_on_one_side_only_is_listed(runs, tmp_path):
     assert swapped["only_b"] == [f"Bamboogle/{dropped}"] and swapped["only_a"] == []
 
 
+@pytest.mark.ray
 def test_replay_against_the_same_index_is_identical(runs, leads_root, tmp_path):
     result, report = compare(runs / "a", runs / "b", tmp_path, "--replay", str(leads_root / "index"))
     assert result.exit_code == 0, result.output
@@ -151,6 +156,7 @@ def test_replay_against_the_same_index_is_identical(runs, leads_root, tmp_path):
     assert "not deterministic: rrf on the reference side" in result.output
 
 
+@pytest.mark.ray
 def test_replay_names_an_edited_observation_with_both_texts(runs, leads_root, tmp_path):
     def tamper(records):
         messages = records[1].messages
@@ -184,6 +190,7 @@ def test_paired_bootstrap_is_seeded_and_brackets_the_mean():
     assert paired_bootstrap([0.25] * 9, seed=1, resamples=200) == (0.25, 0.25)
 
 
+@pytest.mark.ray
 def test_bad_inputs_are_one_line_errors(runs, leads_root, damaged_index, tmp_path):
     (tmp_path / "empty").mkdir()
     (tmp_path / "file").write_text("x")
@@ -235,6 +242,7 @@ def reference_tree(run, root):
     return root
 
 
+@pytest.mark.ray
 def test_a_reference_tree_is_compared_and_replayed_as_a_run(runs, leads_root, tmp_path):
     tree = reference_tree(runs / "b", tmp_path / "output_full_test")
     folder = tree / "Bamboogle" / "scripted-searcher"
@@ -262,6 +270,7 @@ def test_a_reference_tree_is_compared_and_replayed_as_a_run(runs, leads_root, tm
     assert report["differing"] == ["Bamboogle/test_1"]
 
 
+@pytest.mark.ray
 def test_a_tree_of_two_models_is_compared_one_model_at_a_time(runs, tmp_path):
     tree = reference_tree(runs / "b", tmp_path / "tree")
     other = reference_tree(runs / "a", tmp_path / "other") / "Bamboogle" / "scripted-searcher"
@@ -281,6 +290,7 @@ def test_a_tree_of_two_models_is_compared_one_model_at_a_time(runs, tmp_path):
     assert report["b"]["models"] == ["scripted-searcher"] and report["differing"] == []
 
 
+@pytest.mark.ray
 def test_a_question_recorded_twice_on_one_side_is_named(runs, tmp_path):
     shutil.copytree(runs / "b", tmp_path / "both" / "first")
     shutil.copytree(runs / "b", tmp_path / "both" / "second")
@@ -292,6 +302,7 @@ def test_a_question_recorded_twice_on_one_side_is_named(runs, tmp_path):
     assert report["b"]["records"] == 4 and report["differing"] == []
 
 
+@pytest.mark.ray
 def test_replay_over_http_against_the_retrieval_service(runs, leads_root, tmp_path, monkeypatch):
     """The retrieval service's real HTTP app over the same index (bearer token), served by uvicorn."""
     from serve.retrieval.http_app import make_http_app
@@ -342,7 +353,7 @@ TREE = REFERENCE / "tree" / "output_full_test"
 
 
 @pytest.fixture(scope="module")
-def heuristic_runs(leads_root, tmp_path_factory):
+def heuristic_runs(ray_local, leads_root, tmp_path_factory):
     """sws's runs of the reference fixture's full_test questions with its ``heuristic`` policy, one per dataset."""
     root = tmp_path_factory.mktemp("heuristic")
     with ScriptedLLMServer() as llm:
@@ -362,6 +373,7 @@ def heuristic_runs(leads_root, tmp_path_factory):
     return root
 
 
+@pytest.mark.ray
 def test_sws_and_the_reference_runner_agree_on_every_question(heuristic_runs, tmp_path):
     """The same scripted policy run by sws and by the reference runner: 0 differences, the whole tree at once."""
     result, report = compare(heuristic_runs, TREE, tmp_path, "--model", "heuristic")
