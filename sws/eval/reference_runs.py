@@ -160,7 +160,7 @@ def is_reference_path(path: str | Path) -> bool:
     path = Path(path)
     if not path.is_dir() or (path / RUN_FILE).exists():
         return False
-    return _is_tree(path) or path.parent.name in registered_datasets()
+    return _is_tree(path) or (path.parent.name in registered_datasets() and path in _model_dirs(path.parent))
 
 
 def find_reference_trees(paths: list[str | Path] | tuple[str | Path, ...]) -> list[Path]:
@@ -435,7 +435,10 @@ def _is_tree(path: Path) -> bool:
 
 
 def _model_dirs(dataset_dir: Path) -> list[Path]:
-    """The model folders of a dataset folder (sws results directories in it are not)."""
+    """The model folders of a dataset folder (none where it is an sws results directory itself; sws results
+    directories in it are not)."""
+    if (dataset_dir / RUN_FILE).exists():
+        return []
     return [m for m in dataset_dir.iterdir() if m.is_dir() and not (m / RUN_FILE).exists()]
 
 

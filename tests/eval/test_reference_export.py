@@ -1,8 +1,10 @@
-"""``sws export --format reference``: an sws run as the reference's per-question files, read back by sws and by
-the reference's own table script and runner cache."""
+"""``sws export --format reference``: an sws run as the reference's per-question files, read back by sws; and
+by the reference's own table script and runner cache, as recorded by tests/data/reference_runs/make.py (an sws
+run, its export, and what the reference made of that export: README.md there)."""
 
 import asyncio
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -10,10 +12,14 @@ from sws.agent import AgentConfig
 from sws.cli import cli
 from sws.env import tool_schemas
 from sws.eval import EpisodeRecord, QAItem, score_prediction
-from sws.eval.reference_runs import read_reference
+from sws.eval.reference_runs import REFERENCE_DATASETS, read_reference
+from sws.eval.report import find_runs
 from sws.eval.results import PartWriter, load_records, prepare_run
-from tests.eval.reference_code import cached_ids, reference_code, reference_table  # noqa: F401 (fixture)
+from sws.eval.run_meta import read_run_meta
 from tests.eval.test_records import episode
+
+FIXTURE = Path(__file__).parents[1] / "data" / "reference_runs"
+SWS_RUN = FIXTURE / "sws_run"
 
 SEARCH = {
     "content": "facts: none",
@@ -92,23 +98,54 @@ def test_export_refuses_what_is_not_a_run(tmp_path):
     assert result.exit_code == 1 and f"no results (run.json) under {tmp_path}" in result.output
 
 
-def test_reference_reads_the_export(tmp_path, reference_code):  # noqa: F811
-    run = make_run(tmp_path)
-    full, sample = tmp_path / "output_full_test", tmp_path / "output_sample_random_300"
-    assert export(run, full).exit_code == 0
-    export(run, sample)
-    report = CliRunner().invoke(cli, ["report", str(run), "--out", str(tmp_path / "report"), "--no-plots"])
-    sws_f1 = report.output.split("| Qwen/Qwen3.5-9B | 3 | ")[1].split(" |")[0]
+def read_fields(root):
+    """What the reference's table script (each ``*.json``'s ``eval.f1``, ``eval.gpt_judge``) and its runner's
+    resume check (``<id>.json``, its ``id`` and ``eval``) read, per file; and every file present."""
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    read = {}
+    for name in files:
+        obj = json.loads((root / name).read_text(encoding="utf-8"))
+        scores = obj["eval"] if isinstance(obj.get("eval"), dict) else {}
+        read[name] = (obj["id"], scores.get("f1"), scores.get("gpt_judge"))
+    return read
 
-    table = reference_table(reference_code, full, sample)
-    row = next(line for line in table.splitlines() if line.startswith("| Qwen3.5-9B"))
-    assert row.split("|")[-4:-1] == [" 3 ", f" {sws_f1:>6} ", "   0.00 "]  # Bamboogle's n, f1, gpt
 
-    data = tmp_path / "bamboogle.json"
-    data.write_text(json.dumps([{"id": qid, "question": "Q?", "answer": "A"} for qid, _ in QUESTIONS]))
-    cache = cached_ids(reference_code, data, "Bamboogle", full / "Bamboogle" / "Qwen3.5-9B")
-    scores = {r.id: r.eval["f1"] for r in load_records(run)}
-    assert cache["pending"] == []
-    assert {c["qid"]: (c["status"], c["f1"]) for c in cache["cached"]} == {
-        qid: ("cached", f1) for qid, f1 in scores.items()
-    }
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def test_export_of_the_recorded_run_is_the_one_the_reference_read(tmp_path):
+    result = export(SWS_RUN, tmp_path / "output_full_test")
+    assert result.exit_code == 0, result.output
+    assert read_fields(tmp_path / "output_full_test") == read_fields(
+        FIXTURE / "sws_export" / "output_full_test"
+    )
+
+
+def test_the_reference_table_of_the_export_is_sws_reports(tmp_path):
+    report = CliRunner().invoke(cli, ["report", str(SWS_RUN), "--out", str(tmp_path), "--no-plots"])
+    assert report.exit_code == 0, report.output
+    lines = report.stdout.splitlines()
+    header = cells(next(line for line in lines if line.startswith("| Model |")))
+    sws = dict(zip(header, cells(next(line for line in lines if line.startswith("| search_then_submit |")))))
+
+    printed = (FIXTURE / "sws_export_table.txt").read_text(encoding="utf-8").split("\n\n")[0]  # full_test
+    row = cells(next(line for line in printed.splitlines() if line.startswith("| search_then_submit ")))[1:]
+    reference = {d: row[3 * i : 3 * i + 3] for i, d in enumerate(REFERENCE_DATASETS) if row[3 * i] != "-"}
+    datasets = {read_run_meta(run).dataset for run in find_runs([SWS_RUN])}
+    assert set(reference) == datasets and len(datasets) == 2
+    for dataset, (n, f1, judge) in reference.items():
+        assert (n, f1) == (sws[f"{dataset} n"], sws[f"{dataset} F1"])
+        assert (sws[f"{dataset} Judge"], judge) == ("n/a (no judge)", "0.00")  # the script counts none as 0
+
+
+def test_the_reference_runner_counts_the_export_as_done():
+    cache = json.loads((FIXTURE / "sws_export_cache.json").read_text(encoding="utf-8"))
+    runs = {read_run_meta(run).dataset: run for run in find_runs([SWS_RUN])}
+    assert set(cache) == set(runs)
+    for dataset, run in runs.items():
+        assert cache[dataset]["pending"] == []
+        expected = {r.id: ("cached", r.eval["f1"], r.eval.get("gpt_judge")) for r in load_records(run)}
+        assert {
+            c["qid"]: (c["status"], c["f1"], c["gpt_judge"]) for c in cache[dataset]["cached"]
+        } == expected

@@ -118,3 +118,12 @@ def test_sws_runs_in_dataset_folders_are_not_a_reference_tree(tmp_path):
     (run / "run.json").write_text("{}")
     assert find_reference_trees([tmp_path, tmp_path / "runs"]) == []
     assert not is_reference_path(run)
+
+
+def test_sws_runs_named_by_dataset_are_not_a_reference_tree(tmp_path):
+    """``sws eval --out runs/HotpotQA``: the run's parts/ folder is not a model folder."""
+    run = tmp_path / "runs" / "HotpotQA"
+    (run / "parts").mkdir(parents=True)
+    (run / "run.json").write_text("{}")
+    assert find_reference_trees([tmp_path, tmp_path / "runs"]) == []
+    assert not is_reference_path(run / "parts")

@@ -1,16 +1,23 @@
 """Regenerate this fixture by running the paper's own ``run_qa_agent.py`` and table script (README.md here).
 
 Usage (from the repository root; REF is an export of JimXiongGM/simple_wiki_search @ cdc9851, PY a Python with
-what its runner imports: tyro, loguru, tqdm, httpx, openai, cachetools, orjson)::
+what its runner imports: tyro, loguru, tqdm, httpx, openai, cachetools, orjson; PART ``tree`` or ``sws``,
+both when none is named)::
 
-    RAY_AUTH_MODE=disabled PYTHONPATH=. .venv/bin/python tests/data/reference_runs/make.py REF PY
+    RAY_AUTH_MODE=disabled PYTHONPATH=. .venv/bin/python tests/data/reference_runs/make.py REF PY [PART...]
 
 It builds the leads index (tests/index/helpers.py) under a temporary directory, starts ``sws serve`` on it
-and sws's scripted OpenAI-compatible LLM, runs the reference runner for every subset x dataset x model of
-``questions/`` (two models: the scripted policies ``search_then_submit`` and ``heuristic``; the LLM judge on
-with no OpenAI key, so an exact match scores 1, an empty answer 0, and any other has no ``gpt_judge``), writes
-``tree/``, then ``edge_cases/`` (copies of one folder, edited: see README.md) and the reference script's
-output for ``tree/`` with and without ``--disable_n``.
+and sws's scripted OpenAI-compatible LLM, then
+
+- ``tree``: runs the reference runner for every subset x dataset x model of ``questions/`` (two models: the
+  scripted policies ``search_then_submit`` and ``heuristic``; the LLM judge on with no OpenAI key, so an exact
+  match scores 1, an empty answer 0, and any other has no ``gpt_judge``), writes ``tree/``, then
+  ``edge_cases/`` (copies of one folder, edited: see README.md) and the reference script's output for
+  ``tree/`` with and without ``--disable_n``;
+- ``sws``: runs ``sws eval`` (``search_then_submit``, the same service) on two datasets of
+  ``questions/full_test`` into ``sws_run/``, exports it with ``sws export --format reference`` into
+  ``sws_export/output_full_test/`` and stores what the reference's table script prints for that export
+  (``sws_export_table.txt``) and what its runner's resume check makes of it (``sws_export_cache.json``).
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MODELS = ("search_then_submit", "heuristic")
 ROOTS = {"full_test": "output_full_test", "random_300": "output_sample_random_300"}
+SWS_MODEL = "search_then_submit"
+SWS_DATASETS = ("Bamboogle", "HotpotQA")
+SWS = [sys.executable, "-c", "from sws.cli import cli; cli()"]
 
 
 def build_index(root: Path) -> Path:
@@ -88,36 +98,93 @@ def make_edge_cases() -> None:
     write("duplicate.json", first)
 
 
+def reference_table(ref: Path, python: str, root: Path, *extra: str) -> str:
+    """What the reference's table script prints for ``root/output_full_test`` and ``root/output_sample_random_300``."""
+    command = [python, "scripts/print_qa_benchmark_md_table.py"]
+    command += [
+        "--full_root",
+        str(root / ROOTS["full_test"]),
+        "--sample_root",
+        str(root / ROOTS["random_300"]),
+    ]
+    return subprocess.run([*command, *extra], cwd=ref, check=True, capture_output=True, text=True).stdout
+
+
 def print_tables(ref: Path, python: str) -> None:
     for name, extra in (("reference_table.txt", []), ("reference_table_disable_n.txt", ["--disable_n"])):
-        out = subprocess.run(
-            [
-                python,
-                "scripts/print_qa_benchmark_md_table.py",
-                *("--full_root", str(HERE / "tree" / ROOTS["full_test"])),
-                *("--sample_root", str(HERE / "tree" / ROOTS["random_300"])),
-                *extra,
-            ],
-            cwd=ref,
-            check=True,
-            capture_output=True,
-            text=True,
+        (HERE / name).write_text(reference_table(ref, python, HERE / "tree", *extra), encoding="utf-8")
+
+
+def sws_eval(llm_url: str, tools_url: str) -> None:
+    """``sws eval`` of the scripted ``search_then_submit`` on questions/full_test's SWS_DATASETS, one worker."""
+    from sws.eval.lock import LOCK_FILE
+
+    shutil.rmtree(HERE / "sws_run", ignore_errors=True)
+    for dataset in SWS_DATASETS:
+        data = HERE / "questions" / "full_test" / f"{dataset}.jsonl"
+        command = [*SWS, "eval", "--dataset", dataset, "--data", str(data), "--subset", "full_test"]
+        command += ["--llm-base-url", llm_url, "--model", SWS_MODEL, "--tools-url", tools_url]
+        subprocess.run([*command, "--out", str(HERE / "sws_run" / dataset), "eval.workers=1"], check=True)
+        (HERE / "sws_run" / dataset / LOCK_FILE).unlink()  # the finished run's lock, not data
+
+
+def cached_ids(ref: Path, python: str, data: Path, dataset: str, save_dir: Path) -> dict[str, list]:
+    """The reference runner's resume check (``_partition_cached_items``) on ``data`` against ``save_dir``:
+    ``{"cached": [{qid, status, f1, gpt_judge}...], "pending": [ids]}``."""
+    script = (
+        "import json\nfrom pathlib import Path\nimport run_qa_agent as r\n"
+        f"items = r._load_items(Path({str(data)!r}), {dataset!r})\n"
+        f"cached, pending = r._partition_cached_items(items, Path({str(save_dir)!r}))\n"
+        "print(json.dumps({'cached': cached, 'pending': [item['id'] for _, item in pending]}))\n"
+    )
+    done = subprocess.run([python, "-c", script], cwd=ref, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check_sws_export(ref: Path, python: str) -> None:
+    """``sws export`` of sws_run/, then the reference's table script and runner cache on that export."""
+    export = HERE / "sws_export"
+    shutil.rmtree(export, ignore_errors=True)
+    subprocess.run(
+        [*SWS, "export", "--format", "reference", str(HERE / "sws_run"), str(export / ROOTS["full_test"])],
+        check=True,
+    )
+    table = reference_table(ref, python, export, "--models", SWS_MODEL)
+    (HERE / "sws_export_table.txt").write_text(table, encoding="utf-8")
+    cache = {
+        dataset: cached_ids(
+            ref,
+            python,
+            HERE / "questions" / "full_test" / f"{dataset}.jsonl",
+            dataset,
+            export / ROOTS["full_test"] / dataset / SWS_MODEL,
         )
-        (HERE / name).write_text(out.stdout, encoding="utf-8")
+        for dataset in SWS_DATASETS
+    }
+    (HERE / "sws_export_cache.json").write_text(json.dumps(cache, indent=2) + "\n", encoding="utf-8")
 
 
-def main(ref: str, python: str) -> None:
+def main(ref: str, python: str, *parts: str) -> None:
     from serve.launch import ServeProcess
     from sws.agent.scripted_server import ScriptedLLMServer
 
-    shutil.rmtree(HERE / "tree", ignore_errors=True)
+    parts = parts or ("tree", "sws")
+    if unknown := set(parts) - {"tree", "sws"}:
+        sys.exit(f"unknown part(s) {sorted(unknown)}: tree or sws")
     with tempfile.TemporaryDirectory() as tmp:
         index = build_index(Path(tmp))
         with ServeProcess(index, log_path=Path(tmp) / "serve.log") as tools, ScriptedLLMServer() as llm:
-            run_reference(Path(ref), python, llm.url.removesuffix("/v1"), tools.url, Path(tmp))
-    make_edge_cases()
-    print_tables(Path(ref), python)
+            if "tree" in parts:
+                shutil.rmtree(HERE / "tree", ignore_errors=True)
+                run_reference(Path(ref), python, llm.url.removesuffix("/v1"), tools.url, Path(tmp))
+            if "sws" in parts:
+                sws_eval(llm.url, tools.url)
+    if "tree" in parts:
+        make_edge_cases()
+        print_tables(Path(ref), python)
+    if "sws" in parts:
+        check_sws_export(Path(ref), python)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:])
