@@ -399,6 +399,22 @@ def test_sws_and_the_reference_runner_agree_on_every_question(heuristic_runs, tm
     assert "## All datasets" in result.output
 
 
+def test_the_committed_sws_run_and_the_reference_runner_agree(tmp_path):
+    """Both made by make.py with the scripted search_then_submit against one ``sws serve``: sws's run of two
+    datasets, the reference runner's of three (MuSiQue on its side only, listed)."""
+    result, report = compare(REFERENCE / "sws_run", TREE, tmp_path, "--model", "search_then_submit")
+    assert result.exit_code == 0, result.output
+    assert (report["a"]["kind"], report["b"]["kind"]) == ("sws run", "reference tree")
+    assert report["differing"] == report["only_a"] == []
+    assert report["only_b"] == [  # in (dataset, natural id) order: 4620 before 13548
+        "MuSiQue/2hop__4620_4601",
+        "MuSiQue/2hop__13548_13529",
+        "MuSiQue/3hop1__9285_5188_23307",
+    ]
+    assert report["groups"]["all"]["paired"] == 6 and report["groups"]["MuSiQue"]["only_b"] == 3
+    assert "## Only in B (3)" in result.output
+
+
 def test_the_reference_trajectories_replay_identically_over_the_same_index(leads_root, tmp_path):
     result, report = compare(
         TREE, TREE, tmp_path, "--model", "heuristic", "--replay", str(leads_root / "index")
