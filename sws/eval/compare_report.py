@@ -13,6 +13,7 @@ from typing import Any
 from sws.eval.compare import ALL, DIFFERS_ON, FIELDS, METRICS, SCORES, Comparison, QuestionDiff, Side
 from sws.eval.registry import dataset_label
 from sws.eval.replay import NOT_DETERMINISTIC, ReplayedCall, ReplayResult
+from sws.eval.report import Table
 from sws.io import write_text_atomically
 
 _LABELS = {
@@ -86,25 +87,25 @@ def to_markdown(comparison: Comparison, replayed: ReplayResult | None = None, li
     for name, side in (("A", a), ("B", b)):
         lines += _listed(f"{name}: what could not be read as it is", side.problems, listed)
     for name, group in comparison.groups.items():
+        rows = [
+            [
+                _LABELS[metric],
+                str(m.n),
+                *(_number(v, _scale(metric)) for v in (m.mean_a, m.mean_b, m.mean_delta)),
+            ]
+            + [_interval(m, _scale(metric))]
+            for metric, m in group.metrics.items()
+        ]
+        notes = [
+            f"questions: A {group.questions_a}, B {group.questions_b}, paired {group.paired}; only in A "
+            + f"{group.only_a}, only in B {group.only_b}",
+            f"differing: {group.differing} of {group.paired}; stop reason changed: {group.stop_reason_changes}",
+            f"judge flips (A→B): {', '.join(f'{k} {v}' for k, v in group.judge_flips.items())}",
+        ]
         title = "All datasets" if name == ALL else dataset_label(name)
         lines += [
             "",
-            f"## {title}",
-            "",
-            "| Metric | n | A | B | Δ | 95 % CI |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        for metric, m in group.metrics.items():
-            scale = 100 if metric in SCORES else 1
-            cells = [m.mean_a, m.mean_b, m.mean_delta]
-            row = [_LABELS[metric], str(m.n), *(_number(v, scale) for v in cells), _interval(m, scale)]
-            lines.append("| " + " | ".join(row) + " |")
-        lines += [
-            "",
-            f"- questions: A {group.questions_a}, B {group.questions_b}, paired {group.paired}; only in A "
-            + f"{group.only_a}, only in B {group.only_b}",
-            f"- differing: {group.differing} of {group.paired}; stop reason changed: {group.stop_reason_changes}",
-            f"- judge flips (A→B): {', '.join(f'{k} {v}' for k, v in group.judge_flips.items())}",
+            Table(title, ["Metric", "n", "A", "B", "Δ", "95 % CI"], rows, notes).markdown().rstrip("\n"),
         ]
     lines += _questions("Questions that differ", comparison.differing, listed, differs=True)
     lines += _questions("Only in A", comparison.only_a, listed)
@@ -119,13 +120,14 @@ def to_markdown(comparison: Comparison, replayed: ReplayResult | None = None, li
 
 def replay_markdown(replayed: ReplayResult, listed: int = 20) -> list[str]:
     """The replay's lines: identical share per group, then each first differing call with both texts."""
-    lines = ["", f"## Replay of B's tool calls against {replayed.environment}", ""]
-    lines += ["| Tool (method) | Calls | Identical | Share |", "|---|---:|---:|---:|"]
-    for group, (n, same) in replayed.groups.items():
-        lines.append(f"| {group} | {n} | {same} | {100 * same / n:.2f} % |")
-    lines += [
+    rows = [
+        [group, str(n), str(same), f"{100 * same / n:.2f} %"] for group, (n, same) in replayed.groups.items()
+    ]
+    notes = [f"{replayed.differing} of {replayed.calls} calls differ; not deterministic: {NOT_DETERMINISTIC}"]
+    title = f"Replay of B's tool calls against {replayed.environment}"
+    lines = [
         "",
-        f"- {replayed.differing} of {replayed.calls} calls differ; not deterministic: {NOT_DETERMINISTIC}",
+        Table(title, ["Tool (method)", "Calls", "Identical", "Share"], rows, notes).markdown().rstrip("\n"),
     ]
     lines += _listed(f"{len(replayed.problems)} tool message(s) not replayed", replayed.problems, listed)
     for r in replayed.shown:
@@ -145,7 +147,7 @@ def plot(comparison: Comparison, path: str | Path) -> Path:
     names = list(comparison.groups)
     fig, axes = plt.subplots(2, 4, figsize=(14, 6), constrained_layout=True)
     for ax, metric in zip(axes.flat, METRICS):
-        scale = 100 if metric in SCORES else 1
+        scale = _scale(metric)
         for x, name in enumerate(names):
             m = comparison.groups[name].metrics[metric]
             if m.mean_delta is not None:
@@ -209,6 +211,11 @@ def _replayed(r: ReplayedCall) -> dict[str, Any]:
     }
 
 
+def _scale(metric: str) -> int:
+    """Scores are shown as percentages."""
+    return 100 if metric in SCORES else 1
+
+
 def _number(value: float | None, scale: float = 1) -> str:
     return "-" if value is None else f"{value * scale:,.2f}"
 
@@ -228,16 +235,22 @@ def _questions(title: str, questions: list[QuestionDiff], listed: int, differs: 
     if not questions:
         return []
     more = f" (first {listed} of {len(questions)})" if len(questions) > listed else f" ({len(questions)})"
-    lines = ["", f"## {title}{more}", ""]
-    head = ["Dataset", "id", *(["Differs on"] if differs else []), "Answer A", "Answer B", "ΔF1", "Judge A→B"]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    columns = [
+        "Dataset",
+        "id",
+        *(["Differs on"] if differs else []),
+        "Answer A",
+        "Answer B",
+        "ΔF1",
+        "Judge A→B",
+    ]
+    rows = []
     for q in questions[:listed]:
         a, b = q.a or {}, q.b or {}
         row = [dataset_label(q.dataset), q.id, *([", ".join(q.differs)] if differs else [])]
         row += [_cell(a.get("answer")), _cell(b.get("answer")), _number(q.delta("f1"))]
-        row.append(f"{_cell(a.get('judge'))}→{_cell(b.get('judge'))}")
-        lines.append("| " + " | ".join(row) + " |")
-    return lines
+        rows.append(row + [f"{_cell(a.get('judge'))}→{_cell(b.get('judge'))}"])
+    return ["", Table(f"{title}{more}", columns, rows, []).markdown().rstrip("\n")]
 
 
 def _cell(value: Any) -> str:

@@ -134,7 +134,7 @@ def test_a_question_on_one_side_only_is_listed(runs, tmp_path):
     assert result.exit_code == 0, result.output
     assert report["only_a"] == [f"Bamboogle/{dropped}"] and report["only_b"] == []
     assert report["groups"]["Bamboogle"]["paired"] == 3
-    assert "## Only in A (1)" in result.output and f"| Bamboogle | {dropped} |" in result.output
+    assert "### Only in A (1)" in result.output and f"| Bamboogle | {dropped} |" in result.output
     _, swapped = compare(b, runs / "a", tmp_path / "swapped")
     assert swapped["only_b"] == [f"Bamboogle/{dropped}"] and swapped["only_a"] == []
 
@@ -396,7 +396,7 @@ def test_sws_and_the_reference_runner_agree_on_every_question(heuristic_runs, tm
     }
     # the reference judged (an exact match 1, no verdict otherwise), sws did not: named, never a difference
     assert len(report["missing"]["A"]["judge"]) == 9 and len(report["missing"]["B"]["judge"]) < 9
-    assert "## All datasets" in result.output
+    assert "### All datasets" in result.output
 
 
 def test_the_committed_sws_run_and_the_reference_runner_agree(tmp_path):
@@ -412,7 +412,7 @@ def test_the_committed_sws_run_and_the_reference_runner_agree(tmp_path):
         "MuSiQue/3hop1__9285_5188_23307",
     ]
     assert report["groups"]["all"]["paired"] == 6 and report["groups"]["MuSiQue"]["only_b"] == 3
-    assert "## Only in B (3)" in result.output
+    assert "### Only in B (3)" in result.output
 
 
 def test_the_reference_trajectories_replay_identically_over_the_same_index(leads_root, tmp_path):
