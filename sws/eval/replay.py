@@ -12,6 +12,7 @@ What is not deterministic: :data:`NOT_DETERMINISTIC`.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,13 +89,16 @@ class ReplayResult:
 
 
 def recorded_calls(record: EpisodeRecord) -> tuple[list[RecordedCall], list[str]]:
-    """The record's tool calls with their recorded observations, and the tool messages that answer none."""
-    offered = tuple(s.get("function", {}).get("name", "") for s in record.tools or []) or TOOL_NAMES
+    """The record's tool calls with their recorded observations, and the tool messages that answer none.
+
+    A tool message answers the first call of the assistant message before it that has its ``tool_call_id``;
+    the tools offered are the record's (the contract's three when it recorded none)."""
+    offered = tuple(_function(s).get("name", "") for s in record.tools or []) or TOOL_NAMES
     pending: list[dict[str, Any]] = []
     calls, problems = [], []
     for i, message in enumerate(record.messages):
         if message.get("role") == "assistant":
-            pending = list(message.get("tool_calls") or [])
+            pending = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
         elif message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             j = next((j for j, c in enumerate(pending) if c.get("id") == call_id), None)
@@ -103,11 +107,18 @@ def recorded_calls(record: EpisodeRecord) -> tuple[list[RecordedCall], list[str]
                 why = "no recorded call has its id" if j is None else "its content is not text"
                 problems.append(f"{record.dataset}/{record.id} message {i} ({call_id!r}): {why}")
                 continue
-            function = pending.pop(j).get("function") or {}
+            function = _function(pending.pop(j))
             name = str(function.get("name") or "").strip()
             arguments = function.get("arguments") or "{}"
+            arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
             calls.append(RecordedCall(record.dataset, record.id, i, name, arguments, content, offered))
     return calls, problems
+
+
+def _function(call: Any) -> dict[str, Any]:
+    """A tool call's or schema's ``function`` object ({} when it has none)."""
+    function = call.get("function") if isinstance(call, dict) else None
+    return function if isinstance(function, dict) else {}
 
 
 def open_environment(env: str, token: str | None = None) -> Any:
@@ -129,7 +140,9 @@ def open_environment(env: str, token: str | None = None) -> Any:
         raise ReplayError(f"--replay {env}: {exc}") from exc
 
 
-def replay_calls(records: Iterable[EpisodeRecord], tools: Any, environment: str, show: int = 5) -> ReplayResult:
+def replay_calls(
+    records: Iterable[EpisodeRecord], tools: Any, environment: str, show: int = 5
+) -> ReplayResult:
     """Issue every recorded call of ``records`` against ``tools`` and diff the observations.
 
     Raises:

@@ -446,3 +446,30 @@ def test_a_reference_folder_with_bad_files_is_compared_with_each_named(tmp_path)
     ]:
         assert any(kind in line and name in line for line in report["b"]["problems"]), (kind, problems)
         assert name in result.output
+
+
+def test_each_tool_message_is_paired_with_its_recorded_call():
+    from sws.eval.reference_runs import record_from_reference
+    from sws.eval.replay import recorded_calls
+    from tests.eval.reference_tree import reference_json
+
+    record, _ = record_from_reference(reference_json("q1"), "Bamboogle", 0)
+    calls, problems = recorded_calls(record)
+    assert [(c.message, c.tool, c.group, c.recorded) for c in calls] == [
+        (3, "search", "search (rrf)", "hits"),  # no method: rrf, the contract's default
+        (4, "open_url", "open_url", '{"status": "error", "error": "not found"}'),
+        (8, "submit_answer", "submit_answer", '{"status": "done", "answer": "Ann"}'),
+    ]
+    assert problems == [] and calls[0].offered == ("search", "open_url", "submit_answer")
+
+    odd = {"id": "c9", "function": {"name": "search", "arguments": {"query": "q", "method": "kw"}}}
+    record.messages = [
+        {"role": "assistant", "tool_calls": ["not a call", odd, {"id": "c8", "function": "search"}]},
+        {"role": "tool", "tool_call_id": "c9", "content": "hits"},
+        {"role": "tool", "tool_call_id": "c8", "content": None},
+    ]
+    calls, problems = recorded_calls(record)
+    assert [(c.arguments, c.group) for c in calls] == [
+        ('{"query": "q", "method": "kw"}', "search (keywords)")
+    ]
+    assert problems == ["Bamboogle/q1 message 2 ('c8'): its content is not text"]
