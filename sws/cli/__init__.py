@@ -12,6 +12,7 @@ import click
 
 from sws import __version__
 from sws.cli.build import build
+from sws.cli.compare import compare_command
 from sws.cli.evaluate import eval_command, report_command
 from sws.cli.export import export_command
 from sws.cli.fetch import fetch
@@ -36,6 +37,7 @@ cli.add_command(search_command)
 cli.add_command(open_command)
 cli.add_command(eval_command)
 cli.add_command(report_command)
+cli.add_command(compare_command)
 cli.add_command(export_command)
 cli.add_command(quickstart)
 cli.add_command(serve)

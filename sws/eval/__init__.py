@@ -1,6 +1,8 @@
 """Evaluating search agents: datasets, metrics, the LLM judge, episode records, the Ray runner and reports."""
 
 from sws.eval import paper_datasets  # noqa: F401  (registers the six)
+from sws.eval.compare import CompareError, Comparison, compare_sides, load_side, paired_bootstrap
+from sws.eval.compare_report import write_comparison
 from sws.eval.datasets import (
     SUBSETS,
     QAItem,
@@ -51,6 +53,7 @@ from sws.eval.registry import (
     registered_datasets,
     unregister_dataset,
 )
+from sws.eval.replay import ReplayError, ReplayResult, replay_calls
 from sws.eval.report import (
     RunStats,
     collect,
@@ -80,6 +83,8 @@ __all__ = [
     "PROMPT_VERSION",
     "RECORD_SCHEMA",
     "SUBSETS",
+    "CompareError",
+    "Comparison",
     "DamagedPartError",
     "DamagedRunError",
     "DatasetError",
@@ -99,12 +104,15 @@ __all__ = [
     "ReferenceFiles",
     "ReferenceRun",
     "ReferenceTree",
+    "ReplayError",
+    "ReplayResult",
     "RunLockedError",
     "RunMeta",
     "RunMismatchError",
     "RunStats",
     "canonical_dataset",
     "collect",
+    "compare_sides",
     "cover_match",
     "exact_match",
     "f1_bool",
@@ -117,9 +125,11 @@ __all__ = [
     "load_dataset",
     "load_records",
     "load_reference_subset",
+    "load_side",
     "load_table",
     "move_damaged_parts",
     "normalize_answer",
+    "paired_bootstrap",
     "parse_verdict",
     "plot_tool_use",
     "qa_sources",
@@ -130,6 +140,7 @@ __all__ = [
     "recorded_status",
     "register_dataset",
     "registered_datasets",
+    "replay_calls",
     "report_tables",
     "run_evaluation",
     "run_stats",
@@ -143,5 +154,6 @@ __all__ = [
     "token_f1",
     "tool_use_table",
     "unregister_dataset",
+    "write_comparison",
     "write_report",
 ]

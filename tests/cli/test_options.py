@@ -5,12 +5,14 @@ from click.testing import CliRunner
 
 from sws.cli import cli
 
+ARGUMENTS = {("report",): ["run"], ("compare",): ["a", "b"]}  # what a command needs besides --out
 OUT_COMMANDS = [
     ["build", "corpus"],
     ["build", "embed"],
     ["build", "index"],
     ["eval"],
     ["report"],
+    ["compare"],
     ["quickstart"],
     ["fetch", "dump"],
     ["fetch", "datasets"],
@@ -26,9 +28,7 @@ def _error_line(result) -> str:
 def test_out_that_is_a_file(command, tmp_path):
     taken = tmp_path / "taken"
     taken.write_text("not a directory")
-    result = CliRunner().invoke(
-        cli, [*command, "--out", str(taken), *(["run"] if command == ["report"] else [])]
-    )
+    result = CliRunner().invoke(cli, [*command, "--out", str(taken), *ARGUMENTS.get(tuple(command), [])])
     assert result.exit_code == 2
     assert _error_line(result) == f"Error: Invalid value for '--out': Directory '{taken}' is a file."
     assert taken.read_text() == "not a directory"
