@@ -100,6 +100,27 @@ def heuristic(turn: Turn) -> Reply:
     return submit(heuristic_answer(turn.question, text))
 
 
+# what ``search_methods`` adds to the question's search, one per round
+_METHOD_SEARCHES: tuple[dict[str, Any], ...] = (
+    {"method": "keywords", "top_k": 3},
+    {"method": "vector", "top_k": 3},
+    {"only_title": True, "top_k": 3},
+)
+
+
+def search_methods(turn: Turn) -> Reply:
+    """Search the question by keywords, by vector and by title (top 3 each), open the first hit's URL, submit
+    a rule-extracted short answer from that page (an empty one when no search found a URL)."""
+    searches = len(_METHOD_SEARCHES)
+    if turn.round < searches:
+        return call("search", {"query": turn.question, **_METHOD_SEARCHES[turn.round]})
+    if turn.round == searches:
+        hits = (str(m.get("content") or "") for m in turn.messages if m.get("role") == "tool")
+        urls = [url for text in hits for url in _URL_RE.findall(text)]
+        return call("open_url", {"url": urls[0]}) if urls else submit("")
+    return submit(heuristic_answer(turn.question, str((turn.last_tool or {}).get("content") or "")))
+
+
 def heuristic_answer(question: str, page: str) -> str:
     """A short answer from page text by rules: yes for yes/no questions, a date, a number or a name span."""
     q = question.strip()
@@ -192,6 +213,7 @@ def scripted(steps: list[dict[str, Any]]) -> Policy:
 POLICIES: dict[str, Policy] = {
     "search_then_submit": search_then_submit,
     "heuristic": heuristic,
+    "search_methods": search_methods,
     "no_tool_call": no_tool_call,
     "too_many_calls": too_many_calls,
     "malformed_arguments": malformed_arguments,

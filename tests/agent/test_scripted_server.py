@@ -124,3 +124,35 @@ def test_cli_help():
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0
     assert "no-LLM baseline" in result.output and "--error-rate" in result.output
+
+
+def test_search_methods_searches_each_way_then_opens_the_first_hit(server, make_tools, run_episode):
+    class SearchTools(make_tools):
+        def call_tool(self, name, arguments_json):
+            super().call_tool(name, arguments_json)
+            if name == "open_url":
+                return "# Hamlet (chunk 1/4)\n\nHamlet is a tragedy written by William Shakespeare."
+            if json.loads(arguments_json).get("method") == "keywords":
+                return "No results found."
+            return "1. [Hamlet](https://en.wikipedia.org/wiki/13#chunk-1)\n   - Hamlet is a tragedy"
+
+    tools = SearchTools()
+    ep = run_episode(server.url, "search_methods", "Who wrote Hamlet?", tools)
+    query = {"query": "Who wrote Hamlet?", "top_k": 3}
+    assert [(n, json.loads(a)) for n, a in tools.calls] == [
+        ("search", {**query, "method": "keywords"}),
+        ("search", {**query, "method": "vector"}),
+        ("search", {**query, "only_title": True}),
+        ("open_url", {"url": "https://en.wikipedia.org/wiki/13#chunk-1"}),  # the first hit of any search
+    ]
+    assert (ep.status, ep.predicted_answer, ep.rounds) == ("submitted", "William Shakespeare", 5)
+
+    class NoHits(make_tools):
+        def call_tool(self, name, arguments_json):
+            super().call_tool(name, arguments_json)
+            return "No results found."
+
+    no_hits = NoHits()
+    empty = run_episode(server.url, "search_methods", "Who wrote Hamlet?", no_hits)
+    assert [n for n, _ in no_hits.calls] == ["search"] * 3  # nothing to open
+    assert (empty.status, empty.predicted_answer, empty.rounds) == ("submitted", "", 4)
