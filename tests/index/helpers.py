@@ -126,21 +126,32 @@ def minilm():
 _BUILT: dict[str, Path] = {}
 
 
-def built_leads_index(tmp_path_factory) -> Path:
-    """The leads corpus indexed once per test session (MiniLM, in-process embedding, 2 FAISS shards)."""
-    if "leads" not in _BUILT:
-        from sws.index import FaissIndexer, build_index
+# `sws serve` over the leads index with its queries embedded as in process (fp32 MiniLM on torch) rather than
+# by the served default (OpenVINO bf16 where the CPU has bf16 units), so that what it answers does not depend
+# on the CPU: the reference-run fixtures were recorded against it (tests/data/reference_runs/make.py)
+LEADS_SERVE_ARGS = ("serve.embedding.runtime=torch",)
 
-        root = tmp_path_factory.mktemp("leads")
-        corpus = write_corpus(root / "corpus", lead_pages())
-        build_index(
-            corpus,
-            root / "index",
-            embedder=minilm(),
-            dense=FaissIndexer(m=16, shard_rows=16),
-            embed_options={"workers": 0, "rows_per_unit": 8},
-        )
-        _BUILT["leads"] = root
+
+def build_leads_index(root: Path) -> Path:
+    """The leads corpus under ``root/corpus`` indexed into ``root/index`` (MiniLM, in-process embedding,
+    2 FAISS shards); returns ``root``."""
+    from sws.index import FaissIndexer, build_index
+
+    corpus = write_corpus(root / "corpus", lead_pages())
+    build_index(
+        corpus,
+        root / "index",
+        embedder=minilm(),
+        dense=FaissIndexer(m=16, shard_rows=16),
+        embed_options={"workers": 0, "rows_per_unit": 8},
+    )
+    return root
+
+
+def built_leads_index(tmp_path_factory) -> Path:
+    """:func:`build_leads_index` once per test session."""
+    if "leads" not in _BUILT:
+        _BUILT["leads"] = build_leads_index(tmp_path_factory.mktemp("leads"))
     return _BUILT["leads"]
 
 

@@ -7,13 +7,13 @@ both when none is named)::
     RAY_AUTH_MODE=disabled PYTHONPATH=. .venv/bin/python tests/data/reference_runs/make.py REF PY [PART...]
 
 It builds the leads index (tests/index/helpers.py) under a temporary directory, starts ``sws serve`` on it
-and sws's scripted OpenAI-compatible LLM, then
+(``LEADS_SERVE_ARGS``: queries embedded in fp32, as in process) and sws's scripted OpenAI-compatible LLM, then
 
-- ``tree``: runs the reference runner for every subset x dataset x model of ``questions/`` (two models: the
-  scripted policies ``search_then_submit`` and ``heuristic``; the LLM judge on with no OpenAI key, so an exact
-  match scores 1, an empty answer 0, and any other has no ``gpt_judge``), writes ``tree/``, then
-  ``edge_cases/`` (copies of one folder, edited: see README.md) and the reference script's output for
-  ``tree/`` with and without ``--disable_n``;
+- ``tree``: runs the reference runner for every subset x dataset x model of ``questions/`` (the models are
+  scripted policies, :data:`MODELS`: ``search_then_submit``, ``heuristic`` and, on full_test,
+  ``search_methods``; the LLM judge on with no OpenAI key, so an exact match scores 1, an empty answer 0,
+  and any other has no ``gpt_judge``), writes ``tree/``, then ``edge_cases/`` (copies of one folder, edited:
+  see README.md) and the reference script's output for ``tree/`` with and without ``--disable_n``;
 - ``sws``: runs ``sws eval`` (``search_then_submit``, the same service) on two datasets of
   ``questions/full_test`` into ``sws_run/``, exports it with ``sws export --format reference`` into
   ``sws_export/output_full_test/`` and stores what the reference's table script prints for that export
@@ -31,26 +31,15 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODELS = ("search_then_submit", "heuristic")
+# the scripted policies run as models, per subset: search_methods (every search method) on full_test only
+MODELS = {
+    "full_test": ("search_then_submit", "heuristic", "search_methods"),
+    "random_300": ("search_then_submit", "heuristic"),
+}
 ROOTS = {"full_test": "output_full_test", "random_300": "output_sample_random_300"}
 SWS_MODEL = "search_then_submit"
 SWS_DATASETS = ("Bamboogle", "HotpotQA")
 SWS = [sys.executable, "-c", "from sws.cli import cli; cli()"]
-
-
-def build_index(root: Path) -> Path:
-    from sws.index import FaissIndexer, build_index
-    from tests.index.helpers import lead_pages, minilm, write_corpus
-
-    corpus = write_corpus(root / "corpus", lead_pages())
-    build_index(
-        corpus,
-        root / "index",
-        embedder=minilm(),
-        dense=FaissIndexer(m=16, shard_rows=16),
-        embed_options={"workers": 0, "rows_per_unit": 8},
-    )
-    return root / "index"
 
 
 def run_reference(ref: Path, python: str, llm_url: str, tools_url: str, home: Path) -> None:
@@ -59,7 +48,7 @@ def run_reference(ref: Path, python: str, llm_url: str, tools_url: str, home: Pa
     for subset, root in ROOTS.items():
         for data in sorted((HERE / "questions" / subset).iterdir()):
             dataset = data.name.split(".")[0]
-            for model in MODELS:
+            for model in MODELS[subset]:
                 save = HERE / "tree" / root / dataset / model
                 command = [
                     python,
@@ -167,13 +156,15 @@ def check_sws_export(ref: Path, python: str) -> None:
 def main(ref: str, python: str, *parts: str) -> None:
     from serve.launch import ServeProcess
     from sws.agent.scripted_server import ScriptedLLMServer
+    from tests.index.helpers import LEADS_SERVE_ARGS, build_leads_index
 
     parts = parts or ("tree", "sws")
     if unknown := set(parts) - {"tree", "sws"}:
         sys.exit(f"unknown part(s) {sorted(unknown)}: tree or sws")
     with tempfile.TemporaryDirectory() as tmp:
-        index = build_index(Path(tmp))
-        with ServeProcess(index, log_path=Path(tmp) / "serve.log") as tools, ScriptedLLMServer() as llm:
+        index = build_leads_index(Path(tmp)) / "index"
+        serve = ServeProcess(index, args=LEADS_SERVE_ARGS, log_path=Path(tmp) / "serve.log")
+        with serve as tools, ScriptedLLMServer() as llm:
             if "tree" in parts:
                 shutil.rmtree(HERE / "tree", ignore_errors=True)
                 run_reference(Path(ref), python, llm.url.removesuffix("/v1"), tools.url, Path(tmp))
