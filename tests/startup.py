@@ -22,7 +22,12 @@ from tests.processes import REGISTRY
 
 HEADROOM = 4.0
 MEASURED_S = {"sws serve --llm": 90.0, "sws serve": 30.0}  # ready line after start; serve/README.md
-FIXTURES = {"llm_server": "sws serve --llm", "server": "sws serve", "proxy_server": "sws serve"}
+FIXTURES = {
+    "llm_server": "sws serve --llm",
+    "server": "sws serve",
+    "proxy_server": "sws serve",
+    "leads_server": "sws serve",
+}
 _cache: list = []  # pytest's cache, once configured
 
 

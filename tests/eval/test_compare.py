@@ -1,6 +1,7 @@
 """``sws compare`` through the real CLI on real runs: ``sws eval`` of one scripted policy twice over the leads
 index (in process, Ray workers: the tests marked ``ray``), copies with one change injected, the reference
-runner's own output tree, and ``--replay`` against that index in process and over HTTP."""
+runner's own output tree (sws's runs of its policies against the same ``sws serve``), and ``--replay``
+against that index in process and over HTTP (the retrieval app, and ``sws serve`` for the runner's tree)."""
 
 import json
 import shutil
@@ -16,6 +17,8 @@ from sws.eval import EpisodeRecord, PartWriter, load_records
 from sws.eval.compare import paired_bootstrap
 from sws.eval.reference_export import export_reference
 from sws.eval.results import part_files
+from tests.index.helpers import LEADS_SERVE_ARGS
+from tests.startup import RegisteredServe
 
 BAMBOOGLE = "tests/data/qa/bamboogle_test.flashrag.jsonl"
 EDITED = "1. [Nothing](https://en.wikipedia.org/wiki/0)"
@@ -347,36 +350,61 @@ def test_replay_over_http_against_the_retrieval_service(runs, leads_root, tmp_pa
 
 
 # The reference runner's own output (tests/data/reference_runs/README.md): run_qa_agent.py with the scripted
-# policies as models, its tools served by sws over the leads index
+# policies as models, its tools served by `sws serve` over the leads index (LEADS_SERVE_ARGS)
 REFERENCE = Path("tests/data/reference_runs")
 TREE = REFERENCE / "tree" / "output_full_test"
+# what each model's 9 questions (3 datasets) of TREE called, per tool and search method
+TREE_CALLS = {
+    "search_then_submit": {"search (rrf)": 9, "submit_answer": 9},
+    "heuristic": {"open_url": 9, "search (rrf)": 9, "submit_answer": 9},
+    "search_methods": {
+        "open_url": 9,
+        "search (keywords)": 9,
+        "search (only_title)": 9,
+        "search (vector)": 9,
+        "submit_answer": 9,
+    },
+}
+IDENTICAL = {model: {g: [n, n] for g, n in calls.items()} for model, calls in TREE_CALLS.items()}
 
 
 @pytest.fixture(scope="module")
-def heuristic_runs(ray_local, leads_root, tmp_path_factory):
-    """sws's runs of the reference fixture's full_test questions with its ``heuristic`` policy, one per dataset."""
-    root = tmp_path_factory.mktemp("heuristic")
+def leads_server(leads_root, tmp_path_factory):
+    """``sws serve`` on the leads index as make.py served it to the reference runner (started once here)."""
+    log = tmp_path_factory.mktemp("leads-serve") / "serve.log"
+    with RegisteredServe(leads_root / "index", args=LEADS_SERVE_ARGS, log_path=log) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def policy_runs(ray_local, leads_server, tmp_path_factory):
+    """sws's runs of the reference fixture's full_test questions with the scripted policies that the reference
+    runner ran and that open pages, against the same service: ``<model>/<dataset>``."""
+    root = tmp_path_factory.mktemp("policies")
     with ScriptedLLMServer() as llm:
-        for data in sorted((REFERENCE / "questions" / "full_test").iterdir()):
-            dataset = data.name.split(".")[0]
-            args = ["eval", "--dataset", dataset, "--data", str(data), "--llm-base-url", llm.url]
-            args += [
-                "--model",
-                "heuristic",
-                "--index",
-                str(leads_root / "index"),
-                "--out",
-                str(root / dataset),
-            ]
-            result = CliRunner().invoke(cli, [*args, "eval.workers=1"])
-            assert result.exit_code == 0, result.output
+        for model in ("heuristic", "search_methods"):
+            for data in sorted((REFERENCE / "questions" / "full_test").iterdir()):
+                dataset = data.name.split(".")[0]
+                args = ["eval", "--dataset", dataset, "--data", str(data), "--llm-base-url", llm.url]
+                args += [
+                    "--model",
+                    model,
+                    "--tools-url",
+                    leads_server.url,
+                    "--out",
+                    str(root / model / dataset),
+                ]
+                result = CliRunner().invoke(cli, [*args, "eval.workers=1"])
+                assert result.exit_code == 0, result.output
     return root
 
 
 @pytest.mark.ray
-def test_sws_and_the_reference_runner_agree_on_every_question(heuristic_runs, tmp_path):
-    """The same scripted policy run by sws and by the reference runner: 0 differences, the whole tree at once."""
-    result, report = compare(heuristic_runs, TREE, tmp_path, "--model", "heuristic")
+@pytest.mark.parametrize("model", ["heuristic", "search_methods"])
+def test_sws_and_the_reference_runner_agree_on_every_question(policy_runs, model, tmp_path):
+    """The same scripted policy run by sws and by the reference runner against the same service: 0
+    differences, the whole tree at once."""
+    result, report = compare(policy_runs / model, TREE, tmp_path, "--model", model)
     assert result.exit_code == 0, result.output
     assert report["b"]["kind"] == "reference tree" and report["b"]["records"] == 9
     assert report["differing"] == report["only_a"] == report["only_b"] == []
@@ -415,16 +443,25 @@ def test_the_committed_sws_run_and_the_reference_runner_agree(tmp_path):
     assert "### Only in B (3)" in result.output
 
 
+def replayed_tree(environment: str, out: Path) -> dict[str, dict[str, list[int]]]:
+    """Per model, ``sws compare TREE TREE --replay environment``'s [calls, identical] per tool and method."""
+    groups = {}
+    for model in TREE_CALLS:
+        result, report = compare(TREE, TREE, out / model, "--model", model, "--replay", environment)
+        assert result.exit_code == 0, result.output
+        assert report["replay"]["problems"] == [], report["replay"]["problems"]
+        groups[model] = {g: [c["calls"], c["identical"]] for g, c in report["replay"]["groups"].items()}
+    return groups
+
+
+def test_the_reference_trajectories_replay_identically_against_sws_serve(leads_server, tmp_path):
+    """Every call the reference runner made, issued again over HTTP to ``sws serve`` on the same index."""
+    assert replayed_tree(leads_server.url, tmp_path) == IDENTICAL
+
+
 def test_the_reference_trajectories_replay_identically_over_the_same_index(leads_root, tmp_path):
-    result, report = compare(
-        TREE, TREE, tmp_path, "--model", "heuristic", "--replay", str(leads_root / "index")
-    )
-    assert result.exit_code == 0, result.output
-    assert report["replay"]["groups"] == {
-        "open_url": {"calls": 9, "identical": 9},
-        "search (rrf)": {"calls": 9, "identical": 9},
-        "submit_answer": {"calls": 9, "identical": 9},
-    }
+    """The same calls against that index opened in process (queries embedded as that service embeds them)."""
+    assert replayed_tree(str(leads_root / "index"), tmp_path) == IDENTICAL
 
 
 def test_a_reference_folder_with_bad_files_is_compared_with_each_named(tmp_path):
