@@ -109,11 +109,13 @@ def sws_eval(llm_url: str, tools_url: str) -> None:
     from sws.eval.lock import LOCK_FILE
 
     shutil.rmtree(HERE / "sws_run", ignore_errors=True)
+    repo = HERE.parents[2]  # paths relative to the repository, as run.json records them
     for dataset in SWS_DATASETS:
-        data = HERE / "questions" / "full_test" / f"{dataset}.jsonl"
+        data = (HERE / "questions" / "full_test" / f"{dataset}.jsonl").relative_to(repo)
         command = [*SWS, "eval", "--dataset", dataset, "--data", str(data), "--subset", "full_test"]
         command += ["--llm-base-url", llm_url, "--model", SWS_MODEL, "--tools-url", tools_url]
-        subprocess.run([*command, "--out", str(HERE / "sws_run" / dataset), "eval.workers=1"], check=True)
+        out = (HERE / "sws_run" / dataset).relative_to(repo)
+        subprocess.run([*command, "--out", str(out), "eval.workers=1"], cwd=repo, check=True)
         (HERE / "sws_run" / dataset / LOCK_FILE).unlink()  # the finished run's lock, not data
 
 
