@@ -13,8 +13,6 @@ import pytest
 from sws.index.dense.mapped_pages import read_only_mappings, release_mapped_pages
 from sws.index.dense.searcher import read_faiss_index
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="Linux's /proc only")
-
 
 def resident_kib(path: Path) -> int:
     """Resident KiB of this process's mappings of ``path`` (``/proc/self/smaps``)."""
