@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from sws.agent.episode import STOP_CONTEXT_EXHAUSTED, STOP_MAX_ROUNDS, STOP_SUBMITTED
+from sws.env import TOOL_NAMES
 from sws.eval.paper_datasets import PAPER_DATASETS
 from sws.eval.records import EpisodeRecord
 from sws.eval.registry import registered_datasets
@@ -405,12 +406,13 @@ def message_counts(messages: list[dict[str, Any]]) -> dict[str, Any]:
         elif role == "user" and previous == "assistant":
             counts["nudges"] += 1
         previous = role
-    known = ("search", "open_url", "submit_answer")
     return counts | {
         "search_calls": calls["search"],
         "open_calls": calls["open_url"],
         "submit_calls": calls["submit_answer"],
-        "unknown_tool_calls": sum(n for name, n in calls.items() if name not in known),
+        "unknown_tool_calls": sum(
+            n for name, n in calls.items() if name not in TOOL_NAMES
+        ),  # the reference has these
     }
 
 
